@@ -1,0 +1,76 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "defaultsd",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "defaultsd", targets: ["defaultsd"]),
+        .executable(name: "defaultsd-bench", targets: ["DefaultsBench"]),
+        .library(name: "DefaultsCore", targets: ["DefaultsCore"]),
+        .library(name: "DefaultsServer", targets: ["DefaultsServer"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
+    ],
+    targets: [
+        // The value model, the changeset and both codecs (wire JSON, on-disk plist).
+        // Shared by the server and every client; no networking.
+        .target(name: "DefaultsCore"),
+
+        // The daemon: store (state owner), persistence, notifier, transport.
+        .target(
+            name: "DefaultsServer",
+            dependencies: [
+                "DefaultsCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "OrderedCollections", package: "swift-collections"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]
+        ),
+
+        .executableTarget(
+            name: "defaultsd",
+            dependencies: [
+                "DefaultsServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+
+        // A blocking, deadline-driven line client over a Unix socket, for tests and the benchmark.
+        .target(name: "LineSocket"),
+
+        .executableTarget(
+            name: "DefaultsBench",
+            dependencies: [
+                "LineSocket", "DefaultsCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+
+        .testTarget(name: "DefaultsCoreTests", dependencies: ["DefaultsCore"]),
+        .testTarget(
+            name: "DefaultsServerTests",
+            dependencies: [
+                "DefaultsServer", "DefaultsCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
+            name: "DaemonIntegrationTests",
+            dependencies: ["DefaultsCore", "LineSocket", "defaultsd"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,45 @@
+/// Every error the protocol can answer, with its wire code.
+///
+/// ```swift
+/// throw DefaultsError(.invalidDomain, "invalid domain name \"../x\"")
+/// ```
+public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible {
+    public enum Code: String, Sendable, Hashable, CaseIterable {
+        /// The line is not valid JSON, or not a JSON object.
+        case badJSON = "bad_json"
+        /// The line is not valid UTF-8.
+        case invalidUTF8 = "invalid_utf8"
+        /// The line is longer than the configured limit; the rest of it was discarded.
+        case lineTooLong = "line_too_long"
+        case unknownOp = "unknown_op"
+        case missingParameter = "missing_parameter"
+        /// A parameter has the wrong JSON type or an impossible value.
+        case invalidParameter = "invalid_parameter"
+        case invalidDomain = "invalid_domain"
+        case invalidKey = "invalid_key"
+        /// A value is not a property-list value (null, NaN, out-of-range integer, bad `$date` ...).
+        case invalidValue = "invalid_value"
+        /// The write would make the domain larger than the configured limit; nothing changed.
+        case tooLarge = "too_large"
+        /// Text given to `import` is not a property list holding a dictionary.
+        case invalidPlist = "invalid_plist"
+        /// The peer is another user.
+        case notPermitted = "not_permitted"
+        /// The daemon already serves its maximum number of connections.
+        case tooManyConnections = "too_many_connections"
+        /// Writing to disk failed; the value stays in memory and the write is retried.
+        case ioError = "io_error"
+        case shuttingDown = "shutting_down"
+        case `internal` = "internal"
+    }
+
+    public var code: Code
+    public var message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(code.rawValue): \(message)" }
+}

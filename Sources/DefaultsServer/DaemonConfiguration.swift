@@ -1,0 +1,59 @@
+import DefaultsCore
+import Foundation
+import NIOCore
+
+/// Everything the daemon can be told. The defaults are what runs with no configuration at all.
+///
+/// ```swift
+/// var configuration = DaemonConfiguration.standard(environment: ProcessInfo.processInfo.environment)
+/// configuration.coalesceDelay = .milliseconds(10)
+/// ```
+public struct DaemonConfiguration: Sendable {
+    /// The Unix stream socket clients connect to.
+    public var socketPath: String
+    /// The directory that holds one property-list file per domain.
+    public var storageDirectory: String
+    /// The format domain files are written in. Both formats are read.
+    public var fileFormat: PropertyListFile.Format = .xml
+    /// How long a domain stays quiet before its changes are written (a burst becomes one write).
+    public var coalesceDelay: TimeAmount = .milliseconds(50)
+    /// The longest a change waits for its write while writes keep coming.
+    public var maximumCoalesceDelay: TimeAmount = .seconds(1)
+    /// Longest request line, in bytes; longer lines are answered with `line_too_long` and discarded.
+    public var maximumLineBytes: Int = 1 << 20
+    /// Largest domain, in bytes of its wire (JSON) encoding; larger writes are refused with `too_large`.
+    public var maximumDomainBytes: Int = 4 << 20
+    /// Connections beyond this are answered with `too_many_connections` and closed.
+    public var maximumConnections: Int = 1024
+
+    public init(socketPath: String, storageDirectory: String) {
+        self.socketPath = socketPath
+        self.storageDirectory = storageDirectory
+    }
+
+    /// The XDG locations: storage in `$XDG_CONFIG_HOME/defaultsd` (else `~/.config/defaultsd`), the socket in
+    /// `$XDG_RUNTIME_DIR/defaultsd/socket` (else `/tmp/defaultsd-<uid>/socket`).
+    public static func standard(environment: [String: String], uid: UInt32 = getuid()) -> DaemonConfiguration {
+        DaemonConfiguration(
+            socketPath: DefaultPaths.socketPath(environment: environment, uid: uid),
+            storageDirectory: DefaultPaths.storageDirectory(environment: environment))
+    }
+}
+
+/// Where things live when nobody says otherwise (XDG Base Directory conventions).
+public enum DefaultPaths {
+    public static func storageDirectory(environment: [String: String]) -> String {
+        if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") {
+            return config + "/defaultsd"
+        }
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        return home + "/.config/defaultsd"
+    }
+
+    public static func socketPath(environment: [String: String], uid: UInt32) -> String {
+        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
+            return runtime + "/defaultsd/socket"
+        }
+        return "/tmp/defaultsd-\(uid)/socket"
+    }
+}

@@ -1,0 +1,44 @@
+import DefaultsCore
+import NIOCore
+
+/// A `didChange` event: the changed keys of one domain, its generation after them, and who changed them.
+public struct ChangeEvent: Sendable {
+    public var changeset: Changeset
+    public var generation: Int64
+    public var origin: Origin
+
+    /// Folds a later event of the same domain into this one (latest value and generation win).
+    public mutating func merge(_ later: ChangeEvent) {
+        changeset.merge(later.changeset)
+        generation = later.generation
+        origin = later.origin
+    }
+
+    /// The event's line, newline included.
+    public func encoded() -> [UInt8] {
+        var writer = JSONWriter(capacity: 96)
+        writer.beginObject()
+        writer.key("event"); writer.string("didChange")
+        writer.key("domain"); writer.string(changeset.domain.rawValue)
+        writer.key("generation"); writer.integer(generation)
+        writer.key("changes"); writer.changes(changeset.changes)
+        writer.key("origin"); writer.beginObject()
+        writer.key("pid"); writer.integer(Int64(origin.pid))
+        writer.key("uid"); writer.integer(Int64(origin.uid))
+        writer.key("connection"); writer.integer(Int64(origin.connection))
+        if let client = origin.client { writer.key("client"); writer.string(client) }
+        writer.endObject()
+        writer.endObject()
+        writer.newline()
+        return writer.bytes
+    }
+}
+
+/// Something that receives events: a subscribed connection.
+///
+/// Called on the store's event loop only.
+protocol EventSink: AnyObject {
+    var sinkID: UInt64 { get }
+    /// `line` is the event already encoded; sinks that cannot write now keep `event` to merge it.
+    func deliver(_ event: ChangeEvent, line: ByteBuffer)
+}

@@ -1,0 +1,84 @@
+import DefaultsCore
+import NIOCore
+import OrderedCollections
+
+/// Fans `didChange` events out to subscribers.
+///
+/// Owned by the store's event loop. Changes published during one event-loop turn are
+/// gathered per (domain, writer) and sent as one event when the turn ends, so a changeset,
+/// or a pipelined burst read in one go, becomes one event. Each event is encoded once and the
+/// same bytes go to every subscriber.
+final class Notifier {
+    private struct BurstKey: Hashable {
+        var domain: DomainName
+        var connection: UInt64
+    }
+
+    private let eventLoop: EventLoop
+    private var byDomain: [DomainName: [UInt64: EventSink]] = [:]
+    private var everything: [UInt64: EventSink] = [:]
+    private var bursts: OrderedDictionary<BurstKey, ChangeEvent> = [:]
+    private var deliveryScheduled = false
+    private(set) var eventsPublished = 0
+
+    init(eventLoop: EventLoop) { self.eventLoop = eventLoop }
+
+    var subscriberCount: Int {
+        var ids = Set(everything.keys)
+        for sinks in byDomain.values { ids.formUnion(sinks.keys) }
+        return ids.count
+    }
+
+    func subscribe(_ sink: EventSink, to domains: [DomainName]) {
+        for domain in domains { byDomain[domain, default: [:]][sink.sinkID] = sink }
+    }
+
+    func subscribeToEverything(_ sink: EventSink) { everything[sink.sinkID] = sink }
+
+    func unsubscribe(_ sink: EventSink, from domains: [DomainName]) {
+        for domain in domains {
+            byDomain[domain]?[sink.sinkID] = nil
+            if byDomain[domain]?.isEmpty == true { byDomain[domain] = nil }
+        }
+    }
+
+    func unsubscribeFromEverything(_ sink: EventSink) {
+        everything[sink.sinkID] = nil
+        for domain in Array(byDomain.keys) { unsubscribe(sink, from: [domain]) }
+    }
+
+    /// Queues an effective change for delivery at the end of this event-loop turn.
+    func publish(_ event: ChangeEvent) {
+        eventLoop.assertInEventLoop()
+        let key = BurstKey(domain: event.changeset.domain, connection: event.origin.connection)
+        if bursts[key] != nil { bursts[key]!.merge(event) } else { bursts[key] = event }
+        if !deliveryScheduled {
+            deliveryScheduled = true
+            // Tasks run after the I/O of the current turn, so every read of this turn is gathered.
+            eventLoop.assumeIsolated().execute { [self] in deliver() }
+        }
+    }
+
+    private func deliver() {
+        deliveryScheduled = false
+        let pending = bursts
+        bursts.removeAll()
+        for event in pending.values {
+            let sinks = subscribers(of: event.changeset.domain)
+            guard !sinks.isEmpty, !event.changeset.isEmpty else { continue }
+            eventsPublished += 1
+            let line = ByteBuffer(bytes: event.encoded())
+            for sink in sinks { sink.deliver(event, line: line) }
+        }
+    }
+
+    private func subscribers(of domain: DomainName) -> [EventSink] {
+        let specific = byDomain[domain]
+        if everything.isEmpty { return specific.map { Array($0.values) } ?? [] }
+        var result = Array(everything.values)
+        if let specific {
+            for (id, sink) in specific where everything[id] == nil { result.append(sink) }
+        }
+        return result
+    }
+}

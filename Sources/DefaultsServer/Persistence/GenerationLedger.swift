@@ -1,0 +1,35 @@
+import DefaultsCore
+import Foundation
+
+/// The file that keeps every domain's generation across restarts (`.defaultsd-generations.plist`).
+///
+/// Each flush writes the ledger before the domain files, so after a crash a generation can be
+/// ahead of its file but never behind it: a client comparing generations reloads rather than
+/// missing a change.
+public struct GenerationLedger: Sendable {
+    public static let fileName = ".defaultsd-generations.plist"
+    let files: DomainFiles
+
+    public init(files: DomainFiles) { self.files = files }
+
+    var path: String { files.directory + "/" + GenerationLedger.fileName }
+
+    /// Reads the ledger; a missing or unreadable ledger is empty (generations then restart at the
+    /// highest value seen, which clients treat as "changed").
+    public func load() -> [DomainName: Int64] {
+        guard let data = FileManager.default.contents(atPath: path),
+            let values = try? PropertyListFile.decode(data)
+        else { return [:] }
+        var result: [DomainName: Int64] = [:]
+        for (name, value) in values {
+            if case .integer(let generation) = value, let domain = try? DomainName(name) { result[domain] = generation }
+        }
+        return result
+    }
+
+    public func write(_ generations: [DomainName: Int64]) throws(DefaultsError) {
+        var values: [String: PlistValue] = [:]
+        for (domain, generation) in generations { values[domain.rawValue] = .integer(generation) }
+        try files.writeAtomically(try PropertyListFile.encode(values, format: .binary), to: path)
+    }
+}

@@ -1,0 +1,185 @@
+import DefaultsCore
+import Logging
+import NIOCore
+import NIOPosix
+
+/// Turns changes held in memory into coalesced, durable file writes.
+///
+/// Owned by the store's event loop: every method runs there. The files are written on a
+/// single writer thread from immutable snapshots (copy-on-write dictionaries), so the event
+/// loop never waits for the disk and the writer never touches live state.
+///
+/// Timing: a dirty domain is written once it has been quiet for `coalesceDelay`, or at the
+/// latest `maximumCoalesceDelay` after it first became dirty. A burst of any length is
+/// therefore one write (two when it straddles the maximum delay). `synchronize` is a group
+/// commit: every caller waiting when a flush starts is answered by that one flush.
+final class WriteBehind {
+    struct Snapshot: Sendable {
+        var domains: [(DomainName, [String: PlistValue])]
+        var generations: [DomainName: Int64]
+    }
+
+    private let eventLoop: EventLoop
+    private let writer: NIOThreadPool
+    private let files: DomainFiles
+    private let ledger: GenerationLedger
+    private let logger: Logger
+    var coalesceDelay: TimeAmount
+    var maximumCoalesceDelay: TimeAmount
+    /// Produces the snapshot of the given dirty domains; supplied by the store, which owns the values.
+    var takeSnapshot: ((Set<DomainName>) -> Snapshot)!
+
+    private var dirty: Set<DomainName> = []
+    private var writeSequence: UInt64 = 0
+    private var durableSequence: UInt64 = 0
+    private var firstDirtyAt: NIODeadline?
+    private var lastWriteAt: NIODeadline = .now()
+    private var timer: Scheduled<Void>?
+    private var timerDeadline: NIODeadline?
+    private var flushInFlight = false
+    private var retryDelay: TimeAmount = .milliseconds(100)
+    private var waiters: [(sequence: UInt64, promise: EventLoopPromise<Void>)] = []
+
+    private(set) var flushCount = 0
+    private(set) var fileWrites = 0
+    private(set) var fileWritesByDomain: [DomainName: Int] = [:]
+    var dirtyCount: Int { dirty.count }
+
+    init(eventLoop: EventLoop, writer: NIOThreadPool, files: DomainFiles, configuration: DaemonConfiguration, logger: Logger) {
+        self.eventLoop = eventLoop
+        self.writer = writer
+        self.files = files
+        self.ledger = GenerationLedger(files: files)
+        self.logger = logger
+        self.coalesceDelay = configuration.coalesceDelay
+        self.maximumCoalesceDelay = configuration.maximumCoalesceDelay
+    }
+
+    /// Records that a domain changed in memory.
+    func markDirty(_ domain: DomainName) {
+        eventLoop.assertInEventLoop()
+        dirty.insert(domain)
+        writeSequence &+= 1
+        let now = NIODeadline.now()
+        lastWriteAt = now
+        if firstDirtyAt == nil { firstDirtyAt = now }
+        if !flushInFlight && timer == nil { arm(at: now + coalesceDelay) }
+    }
+
+    /// Succeeds once every change recorded before the call is durable on disk.
+    func synchronize() -> EventLoopFuture<Void> {
+        eventLoop.assertInEventLoop()
+        if writeSequence == durableSequence { return eventLoop.makeSucceededVoidFuture() }
+        let promise = eventLoop.makePromise(of: Void.self)
+        waiters.append((writeSequence, promise))
+        if !flushInFlight { startFlush() }
+        return promise.futureResult
+    }
+
+    // MARK: - Timing
+
+    private func arm(at deadline: NIODeadline) {
+        timer?.cancel()
+        timerDeadline = deadline
+        timer = eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
+            timer = nil
+            timerFired()
+        }
+    }
+
+    /// Rather than re-arming the timer on every write, the timer checks on firing whether
+    /// the domain has been quiet long enough, and re-arms itself if not.
+    private func timerFired() {
+        guard !dirty.isEmpty, !flushInFlight else { return }
+        let now = NIODeadline.now()
+        let quietAt = lastWriteAt + coalesceDelay
+        let latest = (firstDirtyAt ?? now) + maximumCoalesceDelay
+        if quietAt > now && latest > now {
+            arm(at: min(quietAt, latest))
+        } else {
+            startFlush()
+        }
+    }
+
+    // MARK: - Flushing
+
+    private func startFlush() {
+        guard !dirty.isEmpty else {
+            durableSequence = writeSequence
+            answerWaiters()
+            return
+        }
+        timer?.cancel()
+        timer = nil
+        flushInFlight = true
+        let sequence = writeSequence
+        let snapshot = takeSnapshot(dirty)
+        dirty.removeAll()
+        firstDirtyAt = nil
+        flushCount += 1
+        let files = self.files
+        let ledger = self.ledger
+        writer.runIfActive(eventLoop: eventLoop) { () -> [DomainName: DefaultsError] in
+            var failures: [DomainName: DefaultsError] = [:]
+            do throws(DefaultsError) {
+                try ledger.write(snapshot.generations)
+            } catch {
+                // Without the ledger the generations could go backwards after a crash: write nothing.
+                for (domain, _) in snapshot.domains { failures[domain] = error }
+                return failures
+            }
+            for (domain, values) in snapshot.domains {
+                do throws(DefaultsError) { try files.write(domain, values: values) } catch { failures[domain] = error }
+            }
+            return failures
+        }.assumeIsolated().whenComplete { [self] result in
+            flushInFlight = false
+            let failures: [DomainName: DefaultsError]
+            switch result {
+            case .success(let f): failures = f
+            case .failure(let error):
+                failures = Dictionary(uniqueKeysWithValues: snapshot.domains.map {
+                    ($0.0, DefaultsError(.ioError, "writer unavailable: \(error)"))
+                })
+            }
+            for (domain, _) in snapshot.domains where failures[domain] == nil {
+                fileWrites += 1
+                fileWritesByDomain[domain, default: 0] += 1
+            }
+            if failures.isEmpty {
+                durableSequence = max(durableSequence, sequence)
+                retryDelay = .milliseconds(100)
+                answerWaiters()
+            } else {
+                for (domain, error) in failures {
+                    logger.error("could not write domain", metadata: ["domain": "\(domain)", "error": "\(error.message)"])
+                    dirty.insert(domain)
+                }
+                if firstDirtyAt == nil { firstDirtyAt = .now() }
+                failWaiters(upTo: sequence, DefaultsError(.ioError, failures.values.first!.message))
+                arm(at: .now() + retryDelay)
+                retryDelay = min(retryDelay * 2, .seconds(30))
+                return
+            }
+            if !dirty.isEmpty {
+                if !waiters.isEmpty { startFlush() } else { arm(at: max(lastWriteAt + coalesceDelay, .now())) }
+            }
+        }
+    }
+
+    private func answerWaiters() {
+        var remaining: [(sequence: UInt64, promise: EventLoopPromise<Void>)] = []
+        for waiter in waiters {
+            if waiter.sequence <= durableSequence { waiter.promise.succeed() } else { remaining.append(waiter) }
+        }
+        waiters = remaining
+    }
+
+    private func failWaiters(upTo sequence: UInt64, _ error: DefaultsError) {
+        var remaining: [(sequence: UInt64, promise: EventLoopPromise<Void>)] = []
+        for waiter in waiters {
+            if waiter.sequence <= sequence { waiter.promise.fail(error) } else { remaining.append(waiter) }
+        }
+        waiters = remaining
+    }
+}

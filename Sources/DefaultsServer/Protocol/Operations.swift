@@ -1,0 +1,185 @@
+import DefaultsCore
+import Foundation
+import NIOCore
+
+/// A response that is ready now, or later (`synchronize` waits for the disk).
+enum PendingReply {
+    case now(Result<Reply, DefaultsError>)
+    case later(EventLoopFuture<Reply>)
+}
+
+/// The protocol's operations: turns one request into store calls and a reply.
+///
+/// Runs on the store's event loop, called by the connection handler.
+struct Operations {
+    let server: ServerContext
+
+    private var store: DefaultsStore { server.store }
+
+    func perform(_ request: Request, session: Session, sink: EventSink) -> PendingReply {
+        server.requestCount += 1
+        do {
+            switch request.op {
+            case "synchronize":
+                return .later(store.synchronize().map { Reply.empty })
+            default:
+                return .now(.success(try performNow(request, session: session, sink: sink)))
+            }
+        } catch {
+            return .now(.failure(error))
+        }
+    }
+
+    private func performNow(_ request: Request, session: Session, sink: EventSink) throws(DefaultsError) -> Reply {
+        switch request.op {
+        case "ping":
+            return .empty
+
+        case "hello":
+            if let client = try request.optionalString("client") { session.origin.client = client }
+            if request.has("appDomain") { session.appDomain = try request.domain("appDomain") }
+            return Reply([
+                ("protocol", .integer(ProtocolVersion.current)),
+                ("server", .string("defaultsd \(ProtocolVersion.serverVersion)")),
+                ("connection", .integer(Int64(session.id))),
+                ("pid", .integer(Int64(getpid()))),
+            ])
+
+        case "get":
+            let domain = try request.domain()
+            let state = try store.state(of: domain)
+            if request.has("key") {
+                return Reply([("value", .value(state.values[try request.key()])), ("generation", .integer(state.generation))])
+            }
+            return Reply([("value", .values(state.values)), ("generation", .integer(state.generation))])
+
+        case "set":
+            try refuseWritesWhenStopping()
+            let domain = try request.domain()
+            let key = try request.key()
+            let value = try request.value()
+            var changeset = Changeset(domain: domain)
+            changeset.set(key, to: value)
+            return generationReply(try store.apply(changeset, origin: session.origin))
+
+        case "remove":
+            try refuseWritesWhenStopping()
+            var changeset = Changeset(domain: try request.domain())
+            changeset.remove(try request.key())
+            return generationReply(try store.apply(changeset, origin: session.origin))
+
+        case "apply":
+            try refuseWritesWhenStopping()
+            let domain = try request.domain()
+            guard request.has("set") || request.has("remove") else {
+                throw DefaultsError(.missingParameter, "apply needs \"set\" and/or \"remove\"")
+            }
+            var changeset = Changeset(domain: domain)
+            if request.has("set") {
+                for (key, value) in try request.keyedValues("set") { changeset.set(key, to: value) }
+            }
+            for key in try request.stringArray("remove") ?? [] {
+                try DefaultsKey.validate(key)
+                if changeset.changes[key] != nil {
+                    throw DefaultsError(.invalidParameter, "key \"\(key)\" is both set and removed")
+                }
+                changeset.remove(key)
+            }
+            return generationReply(try store.apply(changeset, origin: session.origin))
+
+        case "replaceDomain":
+            try refuseWritesWhenStopping()
+            let domain = try request.domain()
+            let values = try request.keyedValues("values")
+            return generationReply(try store.replace(domain, with: values, origin: session.origin))
+
+        case "deleteDomain":
+            try refuseWritesWhenStopping()
+            let domain = try request.domain()
+            let existed = !(try store.values(of: domain)).isEmpty
+            let generation = try store.replace(domain, with: [:], origin: session.origin)
+            return Reply([("existed", .bool(existed)), ("generation", .integer(generation))])
+
+        case "domains":
+            return Reply([("domains", .strings(store.domainNames().map(\.rawValue)))])
+
+        case "register":
+            let defaults = try request.keyedValues("defaults")
+            session.registration.merge(defaults) { _, new in new }
+            return Reply([("count", .integer(Int64(session.registration.count)))])
+
+        case "lookup":
+            let key = try request.key()
+            let appDomain = request.has("domain") ? try request.domain() : session.appDomain
+            let list = SearchList(appDomain: appDomain, suites: try request.domains("suites") ?? [])
+            let store = self.store
+            let found = try list.resolve(
+                key, values: { (domain) throws(DefaultsError) in try store.values(of: domain) },
+                registration: session.registration)
+            return Reply([("value", .value(found?.0)), ("domain", .string(found?.1.name))])
+
+        case "subscribe":
+            if try request.bool("all") == true {
+                store.notifier.subscribeToEverything(sink)
+                return .empty
+            }
+            guard let domains = try request.domains("domains") else {
+                throw DefaultsError(.missingParameter, "subscribe needs \"domains\" or \"all\":true")
+            }
+            var generations: [DomainName: Int64] = [:]
+            for domain in domains { generations[domain] = try store.state(of: domain).generation }
+            store.notifier.subscribe(sink, to: domains)
+            return Reply([("generations", .generations(generations))])
+
+        case "unsubscribe":
+            if let domains = try request.domains("domains") {
+                store.notifier.unsubscribe(sink, from: domains)
+            } else {
+                store.notifier.unsubscribeFromEverything(sink)
+            }
+            return .empty
+
+        case "export":
+            let domain = try request.domain()
+            let data = try PropertyListFile.encode(try store.values(of: domain), format: .xml)
+            return Reply([("plist", .string(String(decoding: data, as: UTF8.self)))])
+
+        case "import":
+            try refuseWritesWhenStopping()
+            let domain = try request.domain()
+            let values = try PropertyListFile.decode(Data(try request.string("plist").utf8))
+            for key in values.keys { try DefaultsKey.validate(key) }
+            return generationReply(try store.replace(domain, with: values, origin: session.origin))
+
+        case "stats":
+            var fields: [(String, Reply.Field)] = [
+                ("pid", .integer(Int64(getpid()))),
+                ("uptimeSeconds", .integer(Int64(Date().timeIntervalSince(server.startedAt)))),
+                ("connections", .integer(Int64(server.connectionCount))),
+                ("subscribers", .integer(Int64(store.notifier.subscriberCount))),
+                ("domainsLoaded", .integer(Int64(store.loadedDomainCount))),
+                ("dirtyDomains", .integer(Int64(store.writeBehind.dirtyCount))),
+                ("requests", .integer(Int64(server.requestCount))),
+                ("flushes", .integer(Int64(store.writeBehind.flushCount))),
+                ("fileWrites", .integer(Int64(store.writeBehind.fileWrites))),
+                ("events", .integer(Int64(store.notifier.eventsPublished))),
+            ]
+            if request.has("domain") {
+                let domain = try request.domain()
+                fields.append(("domainFileWrites", .integer(Int64(store.writeBehind.fileWritesByDomain[domain] ?? 0))))
+            }
+            return Reply(fields)
+
+        default:
+            throw DefaultsError(.unknownOp, "unknown op \"\(request.op)\"")
+        }
+    }
+
+    private func generationReply(_ generation: Int64) -> Reply {
+        Reply([("generation", .integer(generation))])
+    }
+
+    private func refuseWritesWhenStopping() throws(DefaultsError) {
+        if server.isStopping { throw DefaultsError(.shuttingDown, "defaultsd is shutting down") }
+    }
+}

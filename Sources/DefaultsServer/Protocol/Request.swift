@@ -1,0 +1,120 @@
+import DefaultsCore
+
+/// The protocol version this daemon speaks, answered by `hello`.
+public enum ProtocolVersion {
+    public static let current: Int64 = 1
+    public static let serverVersion = "0.1.0"
+}
+
+/// A parsed request line: `{"id":7,"op":"set","domain":"com.x","key":"k","value":1}`.
+struct Request {
+    /// Echoed verbatim in the response; any JSON value.
+    var id: JSON?
+    var op: String
+    var parameters: [String: JSON]
+
+    /// Parses a request object. Errors carry the id when one could be read.
+    struct Failure: Error {
+        var id: JSON?
+        var error: DefaultsError
+        init(_ id: JSON?, _ error: DefaultsError) {
+            self.id = id
+            self.error = error
+        }
+    }
+
+    static func parse(_ json: JSON) -> Result<Request, Failure> {
+        guard case .object(var members) = json else {
+            return .failure(Failure(nil, DefaultsError(.badJSON, "a request must be a JSON object")))
+        }
+        let id = members.removeValue(forKey: "id")
+        guard let opValue = members.removeValue(forKey: "op") else {
+            return .failure(Failure(id, DefaultsError(.missingParameter, "missing \"op\"")))
+        }
+        guard case .string(let op) = opValue else {
+            return .failure(Failure(id, DefaultsError(.invalidParameter, "\"op\" must be a string")))
+        }
+        return .success(Request(id: id, op: op, parameters: members))
+    }
+
+    // MARK: - Typed parameters
+
+    func has(_ name: String) -> Bool { parameters[name] != nil && parameters[name] != .null }
+
+    func string(_ name: String) throws(DefaultsError) -> String {
+        guard let value = parameters[name], value != .null else {
+            throw DefaultsError(.missingParameter, "\(op) needs \"\(name)\"")
+        }
+        guard case .string(let string) = value else {
+            throw DefaultsError(.invalidParameter, "\"\(name)\" must be a string")
+        }
+        return string
+    }
+
+    func optionalString(_ name: String) throws(DefaultsError) -> String? {
+        has(name) ? try string(name) : nil
+    }
+
+    func domain(_ name: String = "domain") throws(DefaultsError) -> DomainName {
+        try DomainName(try string(name))
+    }
+
+    func key(_ name: String = "key") throws(DefaultsError) -> String {
+        let key = try string(name)
+        try DefaultsKey.validate(key)
+        return key
+    }
+
+    func bool(_ name: String) throws(DefaultsError) -> Bool? {
+        guard has(name) else { return nil }
+        guard case .bool(let flag) = parameters[name]! else {
+            throw DefaultsError(.invalidParameter, "\"\(name)\" must be true or false")
+        }
+        return flag
+    }
+
+    func value(_ name: String = "value") throws(DefaultsError) -> PlistValue {
+        guard let json = parameters[name] else { throw DefaultsError(.missingParameter, "\(op) needs \"\(name)\"") }
+        return try WireValue.decode(json)
+    }
+
+    /// A parameter that maps keys to values (`"set"`, `"values"`, `"defaults"`). Its members are keys,
+    /// so unlike a dictionary *value* it is never read as a `$date`/`$data`/`$dict` wrapper.
+    func keyedValues(_ name: String) throws(DefaultsError) -> [String: PlistValue] {
+        guard let json = parameters[name], json != .null else {
+            throw DefaultsError(.missingParameter, "\(op) needs \"\(name)\"")
+        }
+        guard case .object(let members) = json else {
+            throw DefaultsError(.invalidParameter, "\"\(name)\" must be an object of key → value")
+        }
+        var result: [String: PlistValue] = [:]
+        result.reserveCapacity(members.count)
+        for (key, member) in members {
+            try DefaultsKey.validate(key)
+            result[key] = try WireValue.decode(member)
+        }
+        return result
+    }
+
+    func stringArray(_ name: String) throws(DefaultsError) -> [String]? {
+        guard has(name) else { return nil }
+        guard case .array(let elements) = parameters[name]! else {
+            throw DefaultsError(.invalidParameter, "\"\(name)\" must be an array of strings")
+        }
+        var result: [String] = []
+        for element in elements {
+            guard case .string(let string) = element else {
+                throw DefaultsError(.invalidParameter, "\"\(name)\" must be an array of strings")
+            }
+            result.append(string)
+        }
+        return result
+    }
+
+    func domains(_ name: String) throws(DefaultsError) -> [DomainName]? {
+        guard let names = try stringArray(name) else { return nil }
+        var result: [DomainName] = []
+        for name in names { result.append(try DomainName(name)) }
+        return result
+    }
+}
