@@ -1,1 +1,147 @@
-public enum LineSocketPlaceholder {}
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A blocking line client for a Unix stream socket, with a deadline on every read.
+///
+/// Tests and the benchmark use it rather than an event-loop client: they want each step to
+/// block until its answer arrives (or a deadline passes), and latency figures that include
+/// no scheduler hops. Events (lines with `"event"`) are set aside while a response is awaited.
+///
+/// Not thread-safe: one owner at a time.
+///
+/// ```swift
+/// let socket = try LineSocket(path: "/run/user/1000/defaultsd/socket")
+/// let answer = try socket.request(#"{"op":"ping"}"#) // {"ok":true}
+/// ```
+public final class LineSocket {
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    public let fileDescriptor: Int32
+    private var buffer: [UInt8] = []
+    /// Event lines read while waiting for a response, oldest first.
+    public private(set) var pendingEvents: [String] = []
+
+    public init(path: String) throws {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw Failure(description: "socket(): \(String(cString: strerror(errno)))") }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            close(fd)
+            throw Failure(description: "socket path too long: \(path)")
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard result == 0 else {
+            let message = String(cString: strerror(errno))
+            close(fd)
+            throw Failure(description: "connect(\(path)): \(message)")
+        }
+        fileDescriptor = fd
+    }
+
+    deinit { close(fileDescriptor) }
+
+    /// Sends raw bytes as they are.
+    public func send(bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { raw in
+                write(fileDescriptor, raw.baseAddress! + offset, raw.count - offset)
+            }
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw Failure(description: "write(): \(String(cString: strerror(errno)))")
+            }
+            offset += written
+        }
+    }
+
+    /// Sends one line; a newline is added.
+    public func send(_ line: String) throws { try send(bytes: Array((line + "\n").utf8)) }
+
+    /// Closes the sending half: the daemon answers what it has and then closes.
+    public func shutdownWrite() { shutdown(fileDescriptor, Int32(SHUT_WR)) }
+
+    /// The next line, whatever it is. Throws after `timeout` seconds without one, or at end of stream.
+    public func readLine(timeout: Double = 10) throws -> String {
+        let deadline = LineSocket.now() + timeout
+        while true {
+            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: buffer[..<newline], as: UTF8.self)
+                buffer.removeSubrange(...newline)
+                return line
+            }
+            let remaining = deadline - LineSocket.now()
+            guard remaining > 0 else { throw Failure(description: "no line within \(timeout) s") }
+            guard try waitReadable(timeout: remaining) else { continue }
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            let count = chunk.withUnsafeMutableBytes { read(fileDescriptor, $0.baseAddress!, $0.count) }
+            if count < 0 {
+                if errno == EINTR || errno == EAGAIN { continue }
+                throw Failure(description: "read(): \(String(cString: strerror(errno)))")
+            }
+            if count == 0 { throw Failure(description: "connection closed by the daemon") }
+            buffer.append(contentsOf: chunk[..<count])
+        }
+    }
+
+    /// True when bytes are buffered or the socket is readable within `timeout` seconds.
+    public func hasInput(timeout: Double) throws -> Bool {
+        if buffer.contains(UInt8(ascii: "\n")) { return true }
+        return try waitReadable(timeout: timeout)
+    }
+
+    /// The next response line; event lines met on the way are kept in `pendingEvents`.
+    public func readResponse(timeout: Double = 10) throws -> String {
+        while true {
+            let line = try readLine(timeout: timeout)
+            if line.hasPrefix("{\"event\"") { pendingEvents.append(line) } else { return line }
+        }
+    }
+
+    /// The next event line, from `pendingEvents` first.
+    public func readEvent(timeout: Double = 10) throws -> String {
+        if !pendingEvents.isEmpty { return pendingEvents.removeFirst() }
+        while true {
+            let line = try readLine(timeout: timeout)
+            if line.hasPrefix("{\"event\"") { return line }
+            throw Failure(description: "expected an event, got \(line)")
+        }
+    }
+
+    /// Sends a request line and returns its response line.
+    @discardableResult
+    public func request(_ line: String, timeout: Double = 10) throws -> String {
+        try send(line)
+        return try readResponse(timeout: timeout)
+    }
+
+    private func waitReadable(timeout: Double) throws -> Bool {
+        var descriptor = pollfd(fd: fileDescriptor, events: Int16(POLLIN), revents: 0)
+        let milliseconds = Int32(min(max(timeout * 1000, 0), Double(Int32.max)).rounded(.up))
+        let ready = poll(&descriptor, 1, milliseconds)
+        if ready < 0 && errno != EINTR { throw Failure(description: "poll(): \(String(cString: strerror(errno)))") }
+        return ready > 0
+    }
+
+    /// Monotonic seconds.
+    public static func now() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+}

@@ -1,0 +1,69 @@
+import DefaultsCore
+import Foundation
+import Testing
+
+@Suite struct DomainNameTests {
+    @Test(arguments: ["com.example.app", "NSGlobalDomain", "a", "A-b_c.9", String(repeating: "x", count: 255), "x.plist"])
+    func acceptsValidNames(_ name: String) throws {
+        #expect(try DomainName(name).rawValue == name)
+    }
+
+    @Test(arguments: [
+        "", ".", "..", "../x", "a/b", "/etc/passwd", ".hidden", "a..b", "a\u{0}b", "a b", "é",
+        String(repeating: "x", count: 256), "x\n", "NSRegistrationDomain", "NSArgumentDomain", "a\\b",
+    ])
+    func refusesEverythingElse(_ name: String) {
+        let error = #expect(throws: DefaultsError.self) { try DomainName(name) }
+        #expect(error?.code == .invalidDomain)
+    }
+
+    @Test func fileNames() throws {
+        #expect(DomainName.global.fileName == ".GlobalPreferences.plist")
+        #expect(try DomainName("com.x").fileName == "com.x.plist")
+        #expect(DomainName.fromFileName(".GlobalPreferences.plist") == .global)
+        #expect(DomainName.fromFileName("com.x.plist") == (try DomainName("com.x")))
+        #expect(DomainName.fromFileName(".defaultsd-generations.plist") == nil)
+        #expect(DomainName.fromFileName("com.x.plist.corrupt-20261121T100000Z") == nil)
+        #expect(DomainName.fromFileName(".tmp-abc") == nil)
+    }
+
+    @Test func keys() {
+        #expect(throws: Never.self) { try DefaultsKey.validate("a.dotted.key") }
+        #expect(throws: Never.self) { try DefaultsKey.validate(String(repeating: "k", count: 1024)) }
+        #expect((#expect(throws: DefaultsError.self) { try DefaultsKey.validate("") })?.code == .invalidKey)
+        #expect((#expect(throws: DefaultsError.self) { try DefaultsKey.validate(String(repeating: "k", count: 1025)) })?.code == .invalidKey)
+    }
+}
+
+@Suite struct ChangesetTests {
+    let domain = try! DomainName("com.example.bridge")
+
+    @Test func applyReportsOnlyRealChanges() {
+        var values: [String: PlistValue] = ["warp": true, "rank": "Ensign", "factor": 5]
+        var changes = Changeset(domain: domain)
+        changes.set("warp", to: true)          // same value: no change
+        changes.set("factor", to: 5.0)         // integer → real is a change
+        changes.remove("rank")
+        changes.remove("missing")              // nothing to remove: no change
+        changes.set("officer", to: "Picard")
+        let effective = changes.apply(to: &values)
+        #expect(effective.changes == ["factor": .real(5), "rank": .none, "officer": "Picard"])
+        #expect(values == ["warp": true, "factor": 5.0, "officer": "Picard"])
+    }
+
+    @Test func mergeKeepsTheLatestValue() {
+        var first = Changeset(domain: domain, changes: ["a": 1, "b": 2])
+        first.merge(Changeset(domain: domain, changes: ["a": .none, "c": 3]))
+        #expect(first.changes == ["a": .none, "b": 2, "c": 3])
+    }
+
+    @Test func differenceTurnsOldIntoNew() {
+        let old: [String: PlistValue] = ["a": 1, "b": 2, "c": 3]
+        let new: [String: PlistValue] = ["a": 1, "b": 20, "d": 4]
+        let diff = Changeset.difference(from: old, to: new, domain: domain)
+        #expect(diff.changes == ["b": 20, "c": .none, "d": 4])
+        var applied = old
+        _ = diff.apply(to: &applied)
+        #expect(applied == new)
+    }
+}

@@ -1,0 +1,57 @@
+import DefaultsCore
+import Foundation
+import Testing
+
+/// The JSON parser against the conformance suite in `../shared/corpus/json-test-suite/test_parsing`:
+/// every `y_` case accepted, every `n_` case refused, every `i_` case survived.
+@Suite struct JSONConformanceTests {
+    static let directory: URL = {
+        if let shared = ProcessInfo.processInfo.environment["DEFAULTSD_SHARED"] {
+            return URL(fileURLWithPath: shared).appendingPathComponent("corpus/json-test-suite/test_parsing")
+        }
+        return URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("../shared/corpus/json-test-suite/test_parsing").standardized
+    }()
+
+    static func cases(_ prefix: String) -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        return names.filter { $0.hasPrefix(prefix) && $0.hasSuffix(".json") }.sorted()
+    }
+
+    static func contents(_ name: String) throws -> [UInt8] {
+        Array(try Data(contentsOf: directory.appendingPathComponent(name)))
+    }
+
+    @Test func theSuiteIsPresent() {
+        #expect(Self.cases("y_").count == 95)
+        #expect(Self.cases("n_").count > 180)
+        #expect(Self.cases("i_").count == 35)
+    }
+
+    @Test(arguments: cases("y_"))
+    func accepts(_ name: String) throws {
+        _ = try JSONParser.parse(try Self.contents(name))
+    }
+
+    @Test(arguments: cases("n_"))
+    func rejects(_ name: String) throws {
+        let bytes = try Self.contents(name)
+        #expect(throws: JSONParseError.self) { try JSONParser.parse(bytes) }
+    }
+
+    @Test(arguments: cases("i_"))
+    func survives(_ name: String) throws {
+        _ = try? JSONParser.parse(try Self.contents(name))
+    }
+
+    @Test func invalidUTF8InAStringIsReportedAsSuch() {
+        #expect(throws: JSONParseError.invalidUTF8(offset: 1)) { try JSONParser.parse([0x22, 0xFF, 0x22]) }
+        #expect(throws: JSONParseError.invalidUTF8(offset: 2)) { try JSONParser.parse([0x5B, 0x22, 0xC3, 0x22, 0x5D]) }
+    }
+
+    @Test func escapesAndSurrogatePairsDecode() throws {
+        #expect(try JSONParser.parse(#""a\"\\\/\b\f\n\r\t\u00e9\ud83d\ude80""#) == .string("a\"\\/\u{8}\u{c}\n\r\té🚀"))
+        #expect(try JSONParser.parse(#"{"a":1,"a":2}"#) == .object(["a": .integer(2)]))
+    }
+}

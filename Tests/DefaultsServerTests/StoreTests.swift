@@ -1,0 +1,108 @@
+import DefaultsCore
+@testable import DefaultsServer
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import Testing
+
+/// The store on a real event loop and writer thread, against a temporary directory.
+final class StoreFixture {
+    let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    let writer = NIOThreadPool(numberOfThreads: 1)
+    let directory: String
+    let store: DefaultsStore
+
+    init(maximumDomainBytes: Int = 4 << 20, coalesce: TimeAmount = .milliseconds(20)) {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString)").path
+        var configuration = DaemonConfiguration(socketPath: directory + "/socket", storageDirectory: directory)
+        configuration.maximumDomainBytes = maximumDomainBytes
+        configuration.coalesceDelay = coalesce
+        writer.start()
+        try! DomainFiles(directory: directory, format: .xml).prepare()
+        store = DefaultsStore(eventLoop: group.next(), writer: writer, configuration: configuration, logger: Logger(label: "test"))
+    }
+
+    func onLoop<T: Sendable>(_ body: @escaping @Sendable (DefaultsStore) throws -> T) throws -> T {
+        let store = self.store
+        return try store.eventLoop.submit { try body(store) }.wait()
+    }
+
+    deinit {
+        try? writer.syncShutdownGracefully()
+        try? group.syncShutdownGracefully()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}
+
+@Suite struct StoreTests {
+    let domain = try! DomainName("com.example.bridge")
+
+    @Test func applyIsAllOrNothingUnderTheSizeLimit() throws {
+        let fixture = StoreFixture(maximumDomainBytes: 64)
+        let domain = self.domain
+        let generation = try fixture.onLoop { store in
+            try store.apply(Changeset(domain: domain, changes: ["a": "small"]), origin: .daemon)
+        }
+        #expect(generation == 1)
+        let error = #expect(throws: DefaultsError.self) {
+            try fixture.onLoop { store in
+                try store.apply(Changeset(domain: domain, changes: ["b": "ok", "c": .string(String(repeating: "x", count: 100))]), origin: .daemon)
+            }
+        }
+        #expect(error?.code == .tooLarge)
+        let after = try fixture.onLoop { store in try store.state(of: domain) }
+        #expect(after.values == ["a": "small"])
+        #expect(after.generation == 1)
+    }
+
+    @Test func sizeIsTrackedIncrementally() throws {
+        let fixture = StoreFixture()
+        let domain = self.domain
+        let state = try fixture.onLoop { store in
+            try store.apply(Changeset(domain: domain, changes: ["a": 1, "b": "two", "c": [1.5]]), origin: .daemon)
+            try store.apply(Changeset(domain: domain, changes: ["a": .none, "b": "three"]), origin: .daemon)
+            return try store.state(of: domain)
+        }
+        #expect(state.size == DomainState.size(of: state.values))
+        #expect(state.generation == 2)
+    }
+
+    @Test func aWriteThatChangesNothingKeepsTheGeneration() throws {
+        let fixture = StoreFixture()
+        let domain = self.domain
+        let generations = try fixture.onLoop { store in
+            [try store.apply(Changeset(domain: domain, changes: ["a": 1]), origin: .daemon),
+             try store.apply(Changeset(domain: domain, changes: ["a": 1]), origin: .daemon)]
+        }
+        #expect(generations == [1, 1])
+    }
+
+    @Test func synchronizeWritesTheFileAndGenerationsSurvive() throws {
+        let fixture = StoreFixture()
+        let domain = self.domain
+        let store = fixture.store
+        try store.eventLoop.flatSubmit {
+            _ = try? store.apply(Changeset(domain: domain, changes: ["warp": true]), origin: .daemon)
+            _ = try? store.apply(Changeset(domain: domain, changes: ["warpFactor": 7]), origin: .daemon)
+            return store.synchronize()
+        }.wait()
+        let data = try Data(contentsOf: URL(fileURLWithPath: fixture.directory + "/com.example.bridge.plist"))
+        #expect(try PropertyListFile.decode(data) == ["warp": true, "warpFactor": 7])
+        #expect(GenerationLedger(files: DomainFiles(directory: fixture.directory, format: .xml)).load() == [domain: 2])
+    }
+
+    @Test func aCorruptFileIsMovedAsideAndTheDomainStartsEmpty() throws {
+        let fixture = StoreFixture()
+        let path = fixture.directory + "/com.example.bridge.plist"
+        try Data("<plist><dict><key>torn".utf8).write(to: URL(fileURLWithPath: path))
+        let domain = self.domain
+        let values = try fixture.onLoop { store in try store.values(of: domain) }
+        #expect(values.isEmpty)
+        let names = try FileManager.default.contentsOfDirectory(atPath: fixture.directory)
+        let aside = names.filter { $0.hasPrefix("com.example.bridge.plist.corrupt-") }
+        #expect(aside.count == 1)
+        #expect(try String(contentsOfFile: fixture.directory + "/" + aside[0], encoding: .utf8) == "<plist><dict><key>torn")
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+}
