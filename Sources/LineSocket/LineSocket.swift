@@ -19,6 +19,7 @@ import Darwin
 public final class LineSocket {
     public struct Failure: Error, CustomStringConvertible {
         public var description: String
+        public init(description: String) { self.description = description }
     }
 
     public let fileDescriptor: Int32

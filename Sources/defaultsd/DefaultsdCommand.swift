@@ -71,19 +71,19 @@ struct DefaultsdCommand: AsyncParsableCommand {
         if let maximumConnections { configuration.maximumConnections = maximumConnections }
 
         let daemon = DefaultsDaemon(configuration: configuration, logger: logger)
-        do {
-            try await daemon.start()
-        } catch {
-            let message = (error as? DefaultsError)?.message ?? "\(error)"
-            FileHandle.standardError.write(Data("defaultsd: \(message)\n".utf8))
-            await daemon.stop()
-            throw ExitCode.failure
-        }
+        // The service group installs the SIGTERM/SIGINT handlers before the daemon starts listening,
+        // so a signal that arrives as soon as the socket exists still shuts down gracefully.
         let group = ServiceGroup(configuration: .init(
             services: [.init(service: DaemonService(daemon: daemon))],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))
-        try await group.run()
+        do {
+            try await group.run()
+        } catch {
+            let message = (error as? DefaultsError)?.message ?? "\(error)"
+            FileHandle.standardError.write(Data("defaultsd: \(message)\n".utf8))
+            throw ExitCode.failure
+        }
     }
 }
 
@@ -92,6 +92,12 @@ struct DaemonService: Service {
     let daemon: DefaultsDaemon
 
     func run() async throws {
+        do {
+            try await daemon.start()
+        } catch {
+            await daemon.stop()
+            throw error
+        }
         try? await gracefulShutdown()
         await daemon.stop()
     }
