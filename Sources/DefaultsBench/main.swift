@@ -1,1 +1,282 @@
-print("bench")
+import ArgumentParser
+import DefaultsCore
+import Foundation
+import LineSocket
+
+/// Measures defaultsd against a release build, and Redis over a Unix socket in the same run
+/// when `redis-server` is installed. Prints a Markdown report for docs/PERFORMANCE.md.
+@main
+struct DefaultsBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "defaultsd-bench",
+        abstract: "Benchmarks defaultsd (and Redis, when installed) over Unix sockets.")
+
+    @Option(help: "The defaultsd binary to measure (default: beside this one).")
+    var daemon: String?
+
+    @Option(help: "The redis-server binary (default: found in PATH; 'none' to skip).")
+    var redis: String?
+
+    @Option(help: "Requests per latency measurement.")
+    var iterations: Int = 20_000
+
+    @Option(help: "Events per event-latency measurement.")
+    var events: Int = 2_000
+
+    @Option(help: "Sets in the burst whose file rewrites are counted.")
+    var burst: Int = 10_000
+
+    func run() throws {
+        let binary = daemon ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("defaultsd").path
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("defaultsd-bench-\(getpid())").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+
+        var report = Report()
+        report.line("defaultsd-bench: \(iterations) requests, \(events) events per measurement; \(ProcessInfo.processInfo.activeProcessorCount) cores")
+
+        let server = try Server.start(binary, ["--socket", directory + "/defaultsd.sock", "--storage-dir", directory + "/storage"],
+                                      readyWhen: "listening")
+        defer { server.stop() }
+        let idle = server.residentKiB()
+        let ours = try measureDefaultsd(socket: directory + "/defaultsd.sock")
+        let loaded = server.residentKiB()
+
+        var theirs: Results?
+        if let redisBinary = redis ?? Server.which("redis-server"), redisBinary != "none" {
+            let redisServer = try Server.start(
+                redisBinary,
+                ["--port", "0", "--unixsocket", directory + "/redis.sock", "--save", "", "--appendonly", "no",
+                 "--maxclients", "1000", "--loglevel", "warning"],
+                readyWhen: nil, socket: directory + "/redis.sock")
+            defer { redisServer.stop() }
+            theirs = try measureRedis(socket: directory + "/redis.sock")
+        }
+
+        report.table(ours: ours, redis: theirs)
+        report.line("")
+        report.line("- `didChange` file rewrites for a \(burst)-set burst to one domain: **\(ours.burstRewrites)** (target ≤ 2)")
+        report.line("- idle resident memory of defaultsd: **\(idle / 1024) MiB** at start, **\(loaded / 1024) MiB** after the run")
+        if theirs == nil { report.line("- redis-server not found: install it (`apt-get install redis-server`) to measure the peer") }
+        print(report.text)
+    }
+
+    // MARK: - defaultsd
+
+    func measureDefaultsd(socket: String) throws -> Results {
+        var results = Results()
+        let client = try LineSocket(path: socket)
+        results.set = try latencies(iterations) { i in
+            let answer = try client.request(#"{"op":"set","domain":"com.bench","key":"k\#(i % 100)","value":\#(i)}"#)
+            guard answer.hasPrefix(#"{"ok":true"#) else { throw LineSocket.Failure(description: answer) }
+        }
+        results.get = try latencies(iterations) { i in
+            let answer = try client.request(#"{"op":"get","domain":"com.bench","key":"k\#(i % 100)"}"#)
+            guard answer.hasPrefix(#"{"ok":true"#) else { throw LineSocket.Failure(description: answer) }
+        }
+        results.pipelined = try throughput(iterations * 5, batch: 1000, client: client) { i in
+            #"{"op":"set","domain":"com.bench.pipe","key":"k\#(i % 100)","value":\#(i)}"# + "\n"
+        } expectResponse: { line in line.hasPrefix(#"{"ok":true"#) }
+
+        for count in [1, 100] {
+            let subscribers = try (0..<count).map { _ in try LineSocket(path: socket) }
+            for subscriber in subscribers { try subscriber.request(#"{"op":"subscribe","domains":["com.bench.events"]}"#) }
+            let samples = try latencies(count == 1 ? events : events / 4) { i in
+                try client.send(#"{"op":"set","domain":"com.bench.events","key":"k","value":\#(i)}"#)
+                for subscriber in subscribers { _ = try subscriber.readEvent() }
+                _ = try client.readResponse()
+            }
+            if count == 1 { results.event1 = samples } else { results.event100 = samples }
+        }
+
+        let burstDomain = "com.bench.burst"
+        var lines = ""
+        for i in 0..<burst { lines += #"{"op":"set","domain":"\#(burstDomain)","key":"k\#(i % 50)","value":\#(i)}"# + "\n" }
+        try client.send(bytes: Array(lines.utf8))
+        for _ in 0..<burst { _ = try client.readResponse() }
+        try client.request(#"{"op":"synchronize"}"#)
+        let stats = try JSONParser.parse(try client.request(#"{"op":"stats","domain":"\#(burstDomain)"}"#))
+        if case .integer(let rewrites)? = stats["domainFileWrites"] { results.burstRewrites = Int(rewrites) }
+        return results
+    }
+
+    // MARK: - Redis
+
+    func measureRedis(socket: String) throws -> Results {
+        var results = Results()
+        let client = try LineSocket(path: socket)
+        func command(_ parts: [String]) -> String {
+            "*\(parts.count)\r\n" + parts.map { "$\($0.utf8.count)\r\n\($0)\r\n" }.joined()
+        }
+        func send(_ parts: [String], on socket: LineSocket) throws { try socket.send(bytes: Array(command(parts).utf8)) }
+        results.set = try latencies(iterations) { i in
+            try send(["SET", "k\(i % 100)", "\(i)"], on: client)
+            guard try client.readLine().hasPrefix("+OK") else { throw LineSocket.Failure(description: "SET failed") }
+        }
+        results.get = try latencies(iterations) { i in
+            try send(["GET", "k\(i % 100)"], on: client)
+            if try client.readLine() != "$-1\r" { _ = try client.readLine() }
+        }
+        results.pipelined = try throughput(iterations * 5, batch: 1000, client: client) { i in
+            command(["SET", "p\(i % 100)", "\(i)"])
+        } expectResponse: { line in line.hasPrefix("+OK") }
+
+        for count in [1, 100] {
+            let subscribers = try (0..<count).map { _ in try LineSocket(path: socket) }
+            for subscriber in subscribers {
+                try send(["SUBSCRIBE", "bench"], on: subscriber)
+                for _ in 0..<6 { _ = try subscriber.readLine() }  // *3 $9 subscribe $5 bench :1
+            }
+            let samples = try latencies(count == 1 ? events : events / 4) { i in
+                try send(["PUBLISH", "bench", "{\"k\":\(i)}"], on: client)
+                for subscriber in subscribers { for _ in 0..<7 { _ = try subscriber.readLine() } }
+                _ = try client.readLine()
+            }
+            if count == 1 { results.event1 = samples } else { results.event100 = samples }
+        }
+        return results
+    }
+
+    // MARK: - Measuring
+
+    func latencies(_ count: Int, _ body: (Int) throws -> Void) throws -> [Double] {
+        for i in 0..<min(count / 10, 1000) { try body(i) }  // warm-up
+        var samples: [Double] = []
+        samples.reserveCapacity(count)
+        for i in 0..<count {
+            let start = LineSocket.now()
+            try body(i)
+            samples.append(LineSocket.now() - start)
+        }
+        return samples
+    }
+
+    /// Requests per second with `batch` requests in flight; `line` gives each request with its terminator.
+    func throughput(_ count: Int, batch: Int, client: LineSocket, line: (Int) -> String,
+                    expectResponse: (String) -> Bool) throws -> Double {
+        let start = LineSocket.now()
+        var sent = 0
+        while sent < count {
+            let size = min(batch, count - sent)
+            var bytes: [UInt8] = []
+            for i in sent..<(sent + size) { bytes += Array(line(i).utf8) }
+            try client.send(bytes: bytes)
+            for _ in 0..<size {
+                let response = try client.readResponse()
+                guard expectResponse(response) else { throw LineSocket.Failure(description: response) }
+            }
+            sent += size
+        }
+        return Double(count) / (LineSocket.now() - start)
+    }
+}
+
+struct Results {
+    var set: [Double] = []
+    var get: [Double] = []
+    var pipelined: Double = 0
+    var event1: [Double] = []
+    var event100: [Double] = []
+    var burstRewrites = -1
+}
+
+struct Report {
+    var text = ""
+
+    mutating func line(_ s: String) { text += s + "\n" }
+
+    static func percentile(_ samples: [Double], _ p: Double) -> Double {
+        guard !samples.isEmpty else { return .nan }
+        let sorted = samples.sorted()
+        return sorted[min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.down)))]
+    }
+
+    static func micro(_ seconds: Double) -> String { String(format: "%.1f µs", seconds * 1e6) }
+
+    mutating func table(ours: Results, redis: Results?) {
+        line("")
+        line("| measurement | defaultsd | Redis | defaultsd ÷ Redis |")
+        line("|---|---:|---:|---:|")
+        func row(_ name: String, _ a: [Double], _ b: [Double]?, _ p: Double) {
+            let x = Report.percentile(a, p)
+            if let b {
+                let y = Report.percentile(b, p)
+                line("| \(name) | \(Report.micro(x)) | \(Report.micro(y)) | \(String(format: "%.2f", x / y)) |")
+            } else {
+                line("| \(name) | \(Report.micro(x)) | – | – |")
+            }
+        }
+        row("set round trip p50 (Redis SET)", ours.set, redis?.set, 0.5)
+        row("set round trip p99 (Redis SET)", ours.set, redis?.set, 0.99)
+        row("get round trip p50 (Redis GET)", ours.get, redis?.get, 0.5)
+        row("get round trip p99 (Redis GET)", ours.get, redis?.get, 0.99)
+        row("didChange to 1 subscriber p50 (PUBLISH)", ours.event1, redis?.event1, 0.5)
+        row("didChange to 1 subscriber p99 (PUBLISH)", ours.event1, redis?.event1, 0.99)
+        row("didChange to 100 subscribers, last receiver p50", ours.event100, redis?.event100, 0.5)
+        row("didChange to 100 subscribers, last receiver p99", ours.event100, redis?.event100, 0.99)
+        if let redis {
+            line("| pipelined set throughput (batches of 1000) | \(Int(ours.pipelined)) /s | \(Int(redis.pipelined)) /s | \(String(format: "%.2f", ours.pipelined / redis.pipelined)) |")
+        } else {
+            line("| pipelined set throughput (batches of 1000) | \(Int(ours.pipelined)) /s | – | – |")
+        }
+    }
+}
+
+/// A server process started for the benchmark.
+final class Server {
+    let process: Process
+
+    init(process: Process) { self.process = process }
+
+    static func which(_ name: String) -> String? {
+        for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/usr/sbin").split(separator: ":") {
+            let path = "\(directory)/\(name)"
+            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        }
+        return nil
+    }
+
+    /// Starts `binary` and waits until `readyWhen` appears on its stderr, or until `socket` accepts connections.
+    static func start(_ binary: String, _ arguments: [String], readyWhen: String?, socket: String? = nil) throws -> Server {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let server = Server(process: process)
+        if let readyWhen {
+            var seen = ""
+            while !seen.contains(readyWhen) {
+                let chunk = errors.fileHandleForReading.availableData
+                if chunk.isEmpty { throw LineSocket.Failure(description: "\(binary) exited: \(seen)") }
+                seen += String(decoding: chunk, as: UTF8.self)
+            }
+        } else if let socket {
+            let deadline = LineSocket.now() + 10
+            while (try? LineSocket(path: socket)) == nil {
+                if LineSocket.now() > deadline { throw LineSocket.Failure(description: "\(binary) did not listen on \(socket)") }
+                usleep(10_000)
+            }
+        }
+        // Keep draining stderr so the server never blocks on logging.
+        errors.fileHandleForReading.readabilityHandler = { handle in
+            if handle.availableData.isEmpty { handle.readabilityHandler = nil }
+        }
+        return server
+    }
+
+    func residentKiB() -> Int {
+        let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
+    }
+
+    func stop() {
+        guard process.isRunning else { return }
+        process.terminate()
+        process.waitUntilExit()
+    }
+}

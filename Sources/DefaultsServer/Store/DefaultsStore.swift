@@ -62,7 +62,11 @@ public final class DefaultsStore: @unchecked Sendable {
     /// Applies a changeset all or nothing. Returns the domain's generation afterwards.
     @discardableResult
     func apply(_ changeset: Changeset, origin: Origin) throws(DefaultsError) -> Int64 {
+        // Take the state out of the table while changing it: a second reference to its
+        // dictionary would make the mutation copy every value (copy-on-write).
         var state = try state(of: changeset.domain)
+        domains[changeset.domain] = nil
+        defer { domains[changeset.domain] = state }
         let newSize = state.size(after: changeset)
         if newSize > maximumDomainBytes && newSize > state.size {
             throw DefaultsError(
@@ -73,7 +77,6 @@ public final class DefaultsStore: @unchecked Sendable {
         guard !effective.isEmpty else { return state.generation }
         state.size = newSize
         state.generation += 1
-        domains[changeset.domain] = state
         writeBehind.markDirty(changeset.domain)
         notifier.publish(ChangeEvent(changeset: effective, generation: state.generation, origin: origin))
         return state.generation

@@ -1,0 +1,87 @@
+import Foundation
+import Testing
+
+/// Runs every `console` example of docs/PROTOCOL.md, in order, against one fresh daemon,
+/// and compares its output line by line (`...` in the document matches any text).
+@Suite struct ProtocolDocumentationTests {
+    struct Example {
+        var command: String
+        var expected: [String]
+        var line: Int
+    }
+
+    static let documentPath = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("docs/PROTOCOL.md").path
+
+    static func examples() throws -> [Example] {
+        let lines = try String(contentsOfFile: documentPath, encoding: .utf8).components(separatedBy: "\n")
+        var examples: [Example] = []
+        var inConsole = false
+        for (number, line) in lines.enumerated() {
+            if line.hasPrefix("```") {
+                inConsole = line == "```console"
+                continue
+            }
+            guard inConsole else { continue }
+            if line.hasPrefix("$ ") {
+                examples.append(Example(command: String(line.dropFirst(2)), expected: [], line: number + 1))
+            } else if !examples.isEmpty {
+                examples[examples.count - 1].expected.append(line)
+            }
+        }
+        return examples
+    }
+
+    /// `pattern` with `...` standing for any text.
+    static func matches(_ text: String, _ pattern: String) -> Bool {
+        let parts = pattern.components(separatedBy: "...")
+        guard parts.count > 1 else { return text == pattern }
+        guard text.hasPrefix(parts[0]), text.hasSuffix(parts.last!) else { return false }
+        var rest = text.dropFirst(parts[0].count).dropLast(parts.last!.count)
+        for part in parts.dropFirst().dropLast() {
+            guard let range = rest.range(of: part) else { return false }
+            rest = rest[range.upperBound...]
+        }
+        return true
+    }
+
+    @Test func everyExampleProducesTheDocumentedOutput() throws {
+        let examples = try Self.examples()
+        #expect(examples.count >= 30)
+        let daemon = try DaemonProcess()
+        let asRoot = getuid() == 0
+        if asRoot {
+            // Lets the not_permitted example reach the socket as another user.
+            chmod(daemon.directory, 0o755)
+            chmod(daemon.socketPath, 0o666)
+        }
+        for example in examples {
+            if example.command.hasSuffix("# needs root") && !asRoot { continue }
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", example.command]
+            var environment = ProcessInfo.processInfo.environment
+            environment["SOCK"] = daemon.socketPath
+            process.environment = environment
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            var lines = text.components(separatedBy: "\n")
+            if lines.last == "" { lines.removeLast() }
+            #expect(lines.count == example.expected.count, "PROTOCOL.md:\(example.line): \(example.command)\n\(text)")
+            for (actual, expected) in zip(lines, example.expected) {
+                #expect(Self.matches(actual, expected), "PROTOCOL.md:\(example.line)\nexpected: \(expected)\nactual:   \(actual)")
+            }
+        }
+    }
+
+    @Test func theWildcardMatcherIsStrictOutsideItsGaps() {
+        #expect(Self.matches(#"{"pid":42,"ok":true}"#, #"{"pid":...,"ok":true}"#))
+        #expect(!Self.matches(#"{"pid":42,"ok":false}"#, #"{"pid":...,"ok":true}"#))
+        #expect(!Self.matches("abc", "abd"))
+        #expect(Self.matches("a1b2c", "a...b...c"))
+        #expect(!Self.matches("a1c2b", "a...b...c"))
+    }
+}
