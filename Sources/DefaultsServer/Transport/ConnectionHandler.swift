@@ -32,6 +32,7 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
     private var backlog: OrderedDictionary<DomainName, ChangeEvent> = [:]
     private var inputClosed = false
     private var accepted = false
+    private var refused = false
 
     var sinkID: UInt64 { session.id }
 
@@ -106,9 +107,13 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if case ChannelEvent.inputClosed = event {
-            // The peer finished sending (socat after its input ends); answer what is pending, then close.
-            inputClosed = true
-            closeIfFinished(context)
+            if refused {
+                context.close(promise: nil)
+            } else {
+                // The peer finished sending (socat after its input ends); answer what is pending, then close.
+                inputClosed = true
+                closeIfFinished(context)
+            }
         }
         context.fireUserInboundEventTriggered(event)
     }
@@ -151,11 +156,16 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
         }
     }
 
+    /// Answers one error line and ends the connection. The output side is closed at once; the input
+    /// side is drained (and ignored) until the peer closes or a second passes, so a peer that is still
+    /// sending its first request reads the error instead of failing on a broken pipe.
     private func refuse(_ context: ChannelHandlerContext, _ error: DefaultsError) {
         let channel = context.channel
         context.writeAndFlush(wrapOutboundOut(.response(id: nil, .failure(error)))).assumeIsolated().whenComplete { _ in
-            channel.close(promise: nil)
+            channel.close(mode: .output, promise: nil)
+            channel.eventLoop.assumeIsolated().scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
         }
+        refused = true
     }
 
     // MARK: - Events
