@@ -26,6 +26,12 @@ struct DefaultsBench: ParsableCommand {
     @Option(help: "Sets in the burst whose file rewrites are counted.")
     var burst: Int = 10_000
 
+    @Option(help: "Alternating rounds the requests and events are spread over.")
+    var rounds: Int = 5
+
+    var perRound: Int { max(iterations / rounds, 100) }
+    var eventsPerRound: Int { max(events / rounds, 40) }
+
     func run() throws {
         let binary = daemon ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
             .appendingPathComponent("defaultsd").path
@@ -40,19 +46,27 @@ struct DefaultsBench: ParsableCommand {
                                       readyWhen: "listening")
         defer { server.stop() }
         let idle = server.residentKiB()
-        let ours = try measureDefaultsd(socket: directory + "/defaultsd.sock")
-        let loaded = server.residentKiB()
 
-        var theirs: Results?
+        var redisServer: Server?
         if let redisBinary = redis ?? Server.which("redis-server"), redisBinary != "none" {
-            let redisServer = try Server.start(
+            redisServer = try Server.start(
                 redisBinary,
                 ["--port", "0", "--unixsocket", directory + "/redis.sock", "--save", "", "--appendonly", "no",
                  "--maxclients", "1000", "--loglevel", "warning"],
                 readyWhen: nil, socket: directory + "/redis.sock")
-            defer { redisServer.stop() }
-            theirs = try measureRedis(socket: directory + "/redis.sock")
         }
+        defer { redisServer?.stop() }
+
+        // The two servers are measured in alternating rounds, so that whatever else the machine
+        // does during the run weighs on both alike.
+        var ours = Results()
+        var theirs: Results? = redisServer == nil ? nil : Results()
+        for _ in 0..<rounds {
+            ours.add(try measureDefaultsd(socket: directory + "/defaultsd.sock"))
+            if theirs != nil { theirs!.add(try measureRedis(socket: directory + "/redis.sock")) }
+        }
+        ours.burstRewrites = try measureBurst(socket: directory + "/defaultsd.sock")
+        let loaded = server.residentKiB()
 
         report.table(ours: ours, redis: theirs)
         report.line("")
@@ -67,22 +81,22 @@ struct DefaultsBench: ParsableCommand {
     func measureDefaultsd(socket: String) throws -> Results {
         var results = Results()
         let client = try LineSocket(path: socket)
-        results.set = try latencies(iterations) { i in
+        results.set = try latencies(perRound) { i in
             let answer = try client.request(#"{"op":"set","domain":"com.bench","key":"k\#(i % 100)","value":\#(i)}"#)
             guard answer.hasPrefix(#"{"ok":true"#) else { throw LineSocket.Failure(description: answer) }
         }
-        results.get = try latencies(iterations) { i in
+        results.get = try latencies(perRound) { i in
             let answer = try client.request(#"{"op":"get","domain":"com.bench","key":"k\#(i % 100)"}"#)
             guard answer.hasPrefix(#"{"ok":true"#) else { throw LineSocket.Failure(description: answer) }
         }
-        results.pipelined = try throughput(iterations * 5, batch: 1000, client: client) { i in
+        results.pipelined = try throughput(perRound * 5, batch: 1000, client: client) { i in
             #"{"op":"set","domain":"com.bench.pipe","key":"k\#(i % 100)","value":\#(i)}"# + "\n"
         } expectResponse: { line in line.hasPrefix(#"{"ok":true"#) }
 
         for count in [1, 100] {
             let subscribers = try (0..<count).map { _ in try LineSocket(path: socket) }
             for subscriber in subscribers { try subscriber.request(#"{"op":"subscribe","domains":["com.bench.events"]}"#) }
-            let samples = try latencies(count == 1 ? events : events / 4) { i in
+            let samples = try latencies(count == 1 ? eventsPerRound : eventsPerRound / 4) { i in
                 try client.send(#"{"op":"set","domain":"com.bench.events","key":"k","value":\#(i)}"#)
                 for subscriber in subscribers { _ = try subscriber.readEvent() }
                 _ = try client.readResponse()
@@ -90,6 +104,12 @@ struct DefaultsBench: ParsableCommand {
             if count == 1 { results.event1 = samples } else { results.event100 = samples }
         }
 
+        return results
+    }
+
+    /// File rewrites caused by a pipelined burst of `burst` sets to one domain.
+    func measureBurst(socket: String) throws -> Int {
+        let client = try LineSocket(path: socket)
         let burstDomain = "com.bench.burst"
         var lines = ""
         for i in 0..<burst { lines += #"{"op":"set","domain":"\#(burstDomain)","key":"k\#(i % 50)","value":\#(i)}"# + "\n" }
@@ -97,8 +117,8 @@ struct DefaultsBench: ParsableCommand {
         for _ in 0..<burst { _ = try client.readResponse() }
         try client.request(#"{"op":"synchronize"}"#)
         let stats = try JSONParser.parse(try client.request(#"{"op":"stats","domain":"\#(burstDomain)"}"#))
-        if case .integer(let rewrites)? = stats["domainFileWrites"] { results.burstRewrites = Int(rewrites) }
-        return results
+        guard case .integer(let rewrites)? = stats["domainFileWrites"] else { return -1 }
+        return Int(rewrites)
     }
 
     // MARK: - Redis
@@ -110,15 +130,15 @@ struct DefaultsBench: ParsableCommand {
             "*\(parts.count)\r\n" + parts.map { "$\($0.utf8.count)\r\n\($0)\r\n" }.joined()
         }
         func send(_ parts: [String], on socket: LineSocket) throws { try socket.send(bytes: Array(command(parts).utf8)) }
-        results.set = try latencies(iterations) { i in
+        results.set = try latencies(perRound) { i in
             try send(["SET", "k\(i % 100)", "\(i)"], on: client)
             guard try client.readLine().hasPrefix("+OK") else { throw LineSocket.Failure(description: "SET failed") }
         }
-        results.get = try latencies(iterations) { i in
+        results.get = try latencies(perRound) { i in
             try send(["GET", "k\(i % 100)"], on: client)
             if try client.readLine() != "$-1\r" { _ = try client.readLine() }
         }
-        results.pipelined = try throughput(iterations * 5, batch: 1000, client: client) { i in
+        results.pipelined = try throughput(perRound * 5, batch: 1000, client: client) { i in
             command(["SET", "p\(i % 100)", "\(i)"])
         } expectResponse: { line in line.hasPrefix("+OK") }
 
@@ -128,7 +148,7 @@ struct DefaultsBench: ParsableCommand {
                 try send(["SUBSCRIBE", "bench"], on: subscriber)
                 for _ in 0..<6 { _ = try subscriber.readLine() }  // *3 $9 subscribe $5 bench :1
             }
-            let samples = try latencies(count == 1 ? events : events / 4) { i in
+            let samples = try latencies(count == 1 ? eventsPerRound : eventsPerRound / 4) { i in
                 try send(["PUBLISH", "bench", "{\"k\":\(i)}"], on: client)
                 for subscriber in subscribers { for _ in 0..<7 { _ = try subscriber.readLine() } }
                 _ = try client.readLine()
@@ -179,6 +199,16 @@ struct Results {
     var event1: [Double] = []
     var event100: [Double] = []
     var burstRewrites = -1
+    var pipelinedRounds: [Double] = []
+
+    mutating func add(_ round: Results) {
+        set += round.set
+        get += round.get
+        event1 += round.event1
+        event100 += round.event100
+        pipelinedRounds.append(round.pipelined)
+        pipelined = pipelinedRounds.sorted()[pipelinedRounds.count / 2]
+    }
 }
 
 struct Report {

@@ -47,20 +47,27 @@ final class Notifier {
         for domain in Array(byDomain.keys) { unsubscribe(sink, from: [domain]) }
     }
 
-    /// Queues an effective change for delivery at the end of this event-loop turn.
+    /// Queues an effective change for delivery at the end of the writer's read batch
+    /// (`deliverPending`) or, at the latest, of this event-loop turn.
     func publish(_ event: ChangeEvent) {
         eventLoop.assertInEventLoop()
+        guard !everything.isEmpty || byDomain[event.changeset.domain] != nil else { return }
         let key = BurstKey(domain: event.changeset.domain, connection: event.origin.connection)
         if bursts[key] != nil { bursts[key]!.merge(event) } else { bursts[key] = event }
         if !deliveryScheduled {
             deliveryScheduled = true
             // Tasks run after the I/O of the current turn, so every read of this turn is gathered.
-            eventLoop.assumeIsolated().execute { [self] in deliver() }
+            eventLoop.assumeIsolated().execute { [self] in
+                deliveryScheduled = false
+                deliverPending()
+            }
         }
     }
 
-    private func deliver() {
-        deliveryScheduled = false
+    /// Sends the gathered events now. Connection handlers call this when a read batch ends, before
+    /// flushing their responses, so subscribers are woken first.
+    func deliverPending() {
+        guard !bursts.isEmpty else { return }
         let pending = bursts
         bursts.removeAll()
         for event in pending.values {

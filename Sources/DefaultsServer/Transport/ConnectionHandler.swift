@@ -101,6 +101,7 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
+        server.store.notifier.deliverPending()
         context.flush()
         context.fireChannelReadComplete()
     }
