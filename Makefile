@@ -12,12 +12,19 @@ ARGS      ?=
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # Debian packages the build and the tests use.
+#  libsystemd-dev, pkg-config: sd_notify, socket activation and the watchdog (SystemdSupport).
+#  systemd: systemd-analyze and systemd-socket-activate, used by the tests.
 #  socat: the protocol examples in docs/PROTOCOL.md are run by the tests.
 #  util-linux: setpriv, for the "another user" test.
-TEST_PACKAGES  := socat util-linux
-BENCH_PACKAGES := socat redis-server
+BUILD_PACKAGES := libsystemd-dev pkg-config
+TEST_PACKAGES  := $(BUILD_PACKAGES) systemd socat util-linux
+BENCH_PACKAGES := $(BUILD_PACKAGES) socat redis-server
 
-.PHONY: all build run test bench install clean deps-test deps-bench
+BINDIR     = $(PREFIX)/bin
+UNITDIR    = $(PREFIX)/lib/systemd
+DATADIR    = $(PREFIX)/share/defaultsd
+
+.PHONY: all build run test bench install clean deps-build deps-test deps-bench
 
 all: build
 
@@ -29,13 +36,16 @@ define ensure_packages
 	fi
 endef
 
+deps-build:
+	$(call ensure_packages,$(BUILD_PACKAGES))
+
 deps-test:
 	$(call ensure_packages,$(TEST_PACKAGES))
 
 deps-bench:
 	$(call ensure_packages,$(BENCH_PACKAGES))
 
-build:
+build: deps-build
 	$(SWIFT) build
 
 run: build
@@ -50,10 +60,17 @@ bench: deps-bench
 	$(SWIFT) build -c release --product defaultsd-bench
 	.build/release/defaultsd-bench $(ARGS)
 
-install:
+# Binaries, the systemd user and system units (with their ExecStart pointing at BINDIR),
+# and the reference configuration. Nothing under /etc is touched.
+install: deps-build
 	$(SWIFT) build -c release --product defaultsd
-	install -d $(DESTDIR)$(PREFIX)/bin
-	install -m 0755 .build/release/defaultsd $(DESTDIR)$(PREFIX)/bin/defaultsd
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR)/user $(DESTDIR)$(UNITDIR)/system $(DESTDIR)$(DATADIR)
+	install -m 0755 .build/release/defaultsd $(DESTDIR)$(BINDIR)/defaultsd
+	for kind in user system; do for unit in defaultsd.socket defaultsd.service; do \
+		sed 's|@bindir@|$(BINDIR)|g' systemd/$$kind/$$unit > $(DESTDIR)$(UNITDIR)/$$kind/$$unit; \
+		chmod 0644 $(DESTDIR)$(UNITDIR)/$$kind/$$unit; \
+	done; done
+	install -m 0644 Config/defaultsd.json $(DESTDIR)$(DATADIR)/defaultsd.json
 
 clean:
 	rm -rf .build

@@ -36,13 +36,18 @@ let package = Package(
             ]
         ),
 
+        // libsystemd (Debian: libsystemd-dev), wrapped by SystemdSupport so nothing else imports C.
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        .target(name: "SystemdSupport", dependencies: ["CSystemd"]),
+
         .executableTarget(
             name: "defaultsd",
             dependencies: [
-                "DefaultsServer",
+                "DefaultsServer", "SystemdSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
 

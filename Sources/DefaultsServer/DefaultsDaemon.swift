@@ -18,14 +18,18 @@ import NIOPosix
 public final class DefaultsDaemon: Sendable {
     public let configuration: DaemonConfiguration
     private let logger: Logger
+    private let manager: ServiceManagerLink
+    /// True when the listening socket was passed in (socket activation): it is not ours to remove.
+    private let adopted = NIOLockedValueBox(false)
     private let group: MultiThreadedEventLoopGroup
     private let writer: NIOThreadPool
     private let server: ServerContext
     private let listener = NIOLockedValueBox<Channel?>(nil)
 
-    public init(configuration: DaemonConfiguration, logger: Logger) {
+    public init(configuration: DaemonConfiguration, logger: Logger, manager: ServiceManagerLink = NoServiceManager()) {
         self.configuration = configuration
         self.logger = logger
+        self.manager = manager
         // One loop owns all state, as in Redis; the writer thread does the disk work.
         self.group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         self.writer = NIOThreadPool(numberOfThreads: 1)
@@ -34,22 +38,19 @@ public final class DefaultsDaemon: Sendable {
         self.server = ServerContext(store: store, configuration: configuration, logger: logger, daemonUID: getuid())
     }
 
-    /// Checks the storage directory and starts listening. Throws a readable error if either fails.
-    public func start() async throws {
+    /// Checks the storage directory and starts listening, on `listeningSocket` when one was passed
+    /// in (socket activation), else on the configured path. Throws a readable error if either fails.
+    public func start(listeningSocket: Int32? = nil) async throws {
         writer.start()
         try DomainFiles(directory: configuration.storageDirectory, format: configuration.fileFormat).prepare()
-        try await SocketPath.prepare(
-            configuration.socketPath,
-            requirePrivateParent: configuration.socketPath == DefaultPaths.socketPath(environment: [:], uid: getuid()),
-            uid: getuid(), group: group)
         let server = self.server
-        let maximumLine = configuration.maximumLineBytes
-        let channel = try await ServerBootstrap(group: group)
+        let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.backlog, value: 256)
             .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
             .childChannelOption(ChannelOptions.writeBufferWaterMark, value: .init(low: 32 * 1024, high: 256 * 1024))
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    let maximumLine = server.configuration.maximumLineBytes
                     try channel.pipeline.syncOperations.addHandlers([
                         ByteToMessageHandler(LineFrameDecoder(maximumLineBytes: maximumLine), maximumBufferSize: maximumLine + 1),
                         RequestDecoder(),
@@ -58,17 +59,69 @@ public final class DefaultsDaemon: Sendable {
                     ])
                 }
             }
-            .bind(unixDomainSocketPath: configuration.socketPath)
-            .get()
-        chmod(configuration.socketPath, 0o600)
+        let channel: Channel
+        if let listeningSocket {
+            channel = try await bootstrap.withBoundSocket(listeningSocket).get()
+            adopted.withLockedValue { $0 = true }
+            logger.info("defaultsd \(ProtocolVersion.serverVersion) listening on a socket passed by the service manager",
+                        metadata: ["storage": "\(configuration.storageDirectory)"])
+        } else {
+            try await SocketPath.prepare(
+                configuration.socketPath,
+                requirePrivateParent: configuration.socketPath == DefaultPaths.socketPath(environment: [:], uid: getuid()),
+                uid: getuid(), group: group)
+            channel = try await bootstrap.bind(unixDomainSocketPath: configuration.socketPath).get()
+            chmod(configuration.socketPath, 0o600)
+            logger.info(
+                "defaultsd \(ProtocolVersion.serverVersion) listening",
+                metadata: ["socket": "\(configuration.socketPath)", "storage": "\(configuration.storageDirectory)"])
+        }
         listener.withLockedValue { $0 = channel }
-        logger.info(
-            "defaultsd \(ProtocolVersion.serverVersion) listening",
-            metadata: ["socket": "\(configuration.socketPath)", "storage": "\(configuration.storageDirectory)"])
+        let manager = self.manager
+        try await server.store.eventLoop.submit {
+            manager.ready(status: server.statusLine)
+            server.startReporting(to: manager)
+        }.get()
+    }
+
+    /// Applies a new configuration: what can change at run time changes now; the rest is
+    /// logged as needing a restart.
+    public func reload(_ configuration: DaemonConfiguration) async {
+        manager.reloading()
+        let server = self.server
+        let old = try? await server.store.eventLoop.submit { () -> DaemonConfiguration in
+            let old = server.configuration
+            server.configuration = configuration
+            server.store.reconfigure(configuration)
+            return old
+        }.get()
+        if let old {
+            var restart: [String] = []
+            if old.socketPath != configuration.socketPath { restart.append("socket") }
+            if old.storageDirectory != configuration.storageDirectory { restart.append("storageDirectory") }
+            if old.fileFormat != configuration.fileFormat { restart.append("fileFormat") }
+            if !restart.isEmpty {
+                logger.warning("changes that take effect after a restart", metadata: ["keys": "\(restart.joined(separator: ", "))"])
+            }
+        }
+        logger.info("configuration reloaded")
+        let manager = self.manager
+        _ = try? await server.store.eventLoop.submit { manager.ready(status: server.statusLine) }.get()
+    }
+
+    /// Completes a reload cycle for the service manager when the new configuration was refused.
+    public func reloadFailed() async {
+        manager.reloading()
+        let server = self.server
+        let manager = self.manager
+        _ = try? await server.store.eventLoop.submit {
+            manager.ready(status: server.statusLine + "; configuration error, previous configuration kept")
+        }.get()
     }
 
     /// Stops accepting, refuses new writes, makes every accepted write durable, then closes.
     public func stop() async {
+        manager.stopping()
         let server = self.server
         let loop = server.store.eventLoop
         let listening = listener.withLockedValue { $0 }
@@ -81,9 +134,12 @@ public final class DefaultsDaemon: Sendable {
         } catch {
             logger.error("final flush failed", metadata: ["error": "\(error)"])
         }
-        let channels = (try? await loop.submit { Array(server.channels.values) }.get()) ?? []
+        let channels = (try? await loop.submit { () -> [Channel] in
+            server.stopReporting()
+            return Array(server.channels.values)
+        }.get()) ?? []
         for channel in channels { try? await channel.close() }
-        if listening != nil { unlink(configuration.socketPath) }
+        if listening != nil && !adopted.withLockedValue({ $0 }) { unlink(configuration.socketPath) }
         try? await writer.shutdownGracefully()
         try? await group.shutdownGracefully()
         logger.info("defaultsd stopped; every write is on disk")

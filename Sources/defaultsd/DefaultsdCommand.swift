@@ -4,15 +4,29 @@ import DefaultsServer
 import Foundation
 import Logging
 import ServiceLifecycle
+import SystemdSupport
+import UnixSignals
 
 @main
 struct DefaultsdCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "defaultsd",
         abstract: "The user-defaults daemon: one property-list file per domain, served on a Unix socket.",
-        discussion: "With no options it stores domains in $XDG_CONFIG_HOME/defaultsd and listens on "
-            + "$XDG_RUNTIME_DIR/defaultsd/socket. SIGTERM or SIGINT writes everything to disk, then exits.",
+        discussion: """
+            With no options it stores domains in $XDG_CONFIG_HOME/defaultsd and listens on \
+            $XDG_RUNTIME_DIR/defaultsd/socket. Configuration comes from --config, else \
+            $XDG_CONFIG_HOME/defaultsd/defaultsd.json, else /etc/defaultsd/defaultsd.json; flags override it. \
+            SIGHUP reloads the configuration; SIGTERM or SIGINT writes everything to disk, then exits. \
+            Under systemd it reports readiness (Type=notify), adopts a socket passed by socket activation \
+            and answers the watchdog.
+            """,
         version: ProtocolVersion.serverVersion)
+
+    @Option(help: "The configuration file (JSON, comments allowed).")
+    var config: String?
+
+    @Flag(name: .customLong("print-config"), help: "Print the effective configuration and where each value came from, then exit.")
+    var printConfig = false
 
     @Option(help: "The Unix socket to listen on.")
     var socket: String?
@@ -36,45 +50,59 @@ struct DefaultsdCommand: AsyncParsableCommand {
     var maximumConnections: Int?
 
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
-    var logLevel: String = "info"
+    var logLevel: String?
 
-    func validate() throws {
-        if let format, PropertyListFile.Format(rawValue: format) == nil {
-            throw ValidationError("--format must be xml or binary, not \(format)")
-        }
-        if Logger.Level(rawValue: logLevel) == nil { throw ValidationError("unknown --log-level \(logLevel)") }
-        for (name, value) in [("--coalesce-ms", coalesceMilliseconds), ("--max-line-bytes", maximumLineBytes),
-                              ("--max-domain-bytes", maximumDomainBytes), ("--max-connections", maximumConnections)] {
-            if let value, value < (name == "--coalesce-ms" ? 0 : 1) {
-                throw ValidationError("\(name) must be positive, not \(value)")
-            }
-        }
+    /// Command-line values, applied over the configuration file through the same checks.
+    var overrides: [(flag: String, key: String, value: ConfigurationValue)] {
+        var result: [(flag: String, key: String, value: ConfigurationValue)] = []
+        if let socket { result.append(("--socket", "socket", .string(socket))) }
+        if let storageDirectory { result.append(("--storage-dir", "storageDirectory", .string(storageDirectory))) }
+        if let format { result.append(("--format", "fileFormat", .string(format))) }
+        if let coalesceMilliseconds { result.append(("--coalesce-ms", "coalesceMilliseconds", .integer(coalesceMilliseconds))) }
+        if let maximumLineBytes { result.append(("--max-line-bytes", "maximumLineBytes", .integer(maximumLineBytes))) }
+        if let maximumDomainBytes { result.append(("--max-domain-bytes", "maximumDomainBytes", .integer(maximumDomainBytes))) }
+        if let maximumConnections { result.append(("--max-connections", "maximumConnections", .integer(maximumConnections))) }
+        if let logLevel { result.append(("--log-level", "logLevel", .string(logLevel))) }
+        return result
     }
 
     func run() async throws {
         umask(0o077)
-        let level = Logger.Level(rawValue: logLevel) ?? .info
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
+        let loader = ConfigurationLoader(
+            environment: ProcessInfo.processInfo.environment, explicitFile: config, overrides: overrides)
+        let resolved: ResolvedConfiguration
+        do {
+            resolved = try loader.load()
+        } catch {
+            FileHandle.standardError.write(Data("defaultsd: \(error)\n".utf8))
+            throw ExitCode(78)  // EX_CONFIG
         }
+        if printConfig {
+            print(resolved.printed, terminator: "")
+            return
+        }
+
+        let level = SharedLogLevel(resolved.configuration.logLevel)
+        let journal = ProcessInfo.processInfo.environment["JOURNAL_STREAM"] != nil
+        LoggingSystem.bootstrap { label in DaemonLogHandler(label: label, sharedLevel: level, journal: journal) }
         let logger = Logger(label: "defaultsd")
+        if let file = resolved.file { logger.info("configuration read", metadata: ["file": "\(file)"]) }
 
-        var configuration = DaemonConfiguration.standard(environment: ProcessInfo.processInfo.environment)
-        if let socket { configuration.socketPath = socket }
-        if let storageDirectory { configuration.storageDirectory = storageDirectory }
-        if let format { configuration.fileFormat = PropertyListFile.Format(rawValue: format)! }
-        if let coalesceMilliseconds { configuration.coalesceDelay = .milliseconds(Int64(coalesceMilliseconds)) }
-        if let maximumLineBytes { configuration.maximumLineBytes = maximumLineBytes }
-        if let maximumDomainBytes { configuration.maximumDomainBytes = maximumDomainBytes }
-        if let maximumConnections { configuration.maximumConnections = maximumConnections }
+        var listeningSocket: Int32?
+        if let passed = Systemd.listeningSockets().first {
+            guard Systemd.isListeningUnixStreamSocket(passed) else {
+                FileHandle.standardError.write(Data("defaultsd: the socket passed by the service manager (fd \(passed)) is not a listening Unix stream socket\n".utf8))
+                throw ExitCode.failure
+            }
+            listeningSocket = passed
+        }
 
-        let daemon = DefaultsDaemon(configuration: configuration, logger: logger)
+        let daemon = DefaultsDaemon(configuration: resolved.configuration, logger: logger, manager: SystemdLink())
         // The service group installs the SIGTERM/SIGINT handlers before the daemon starts listening,
         // so a signal that arrives as soon as the socket exists still shuts down gracefully.
+        let service = DaemonService(daemon: daemon, listeningSocket: listeningSocket, loader: loader, level: level, logger: logger)
         let group = ServiceGroup(configuration: .init(
-            services: [.init(service: DaemonService(daemon: daemon))],
+            services: [.init(service: service)],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))
         do {
@@ -87,18 +115,42 @@ struct DefaultsdCommand: AsyncParsableCommand {
     }
 }
 
-/// Keeps the daemon running until a graceful shutdown (SIGTERM, SIGINT), then stops it.
+/// Runs the daemon until a graceful shutdown (SIGTERM, SIGINT), reloading on SIGHUP.
 struct DaemonService: Service {
     let daemon: DefaultsDaemon
+    let listeningSocket: Int32?
+    let loader: ConfigurationLoader
+    let level: SharedLogLevel
+    let logger: Logger
 
     func run() async throws {
+        let hangups = await UnixSignalsSequence(trapping: .sighup)
         do {
-            try await daemon.start()
+            try await daemon.start(listeningSocket: listeningSocket)
         } catch {
             await daemon.stop()
             throw error
         }
-        try? await gracefulShutdown()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await _ in hangups { await reload() }
+            }
+            group.addTask { try? await gracefulShutdown() }
+            await group.next()
+            group.cancelAll()
+        }
         await daemon.stop()
+    }
+
+    /// Re-reads the configuration; a configuration that does not load leaves the old one in force.
+    func reload() async {
+        do {
+            let resolved = try loader.load()
+            level.level = resolved.configuration.logLevel
+            await daemon.reload(resolved.configuration)
+        } catch {
+            logger.error("configuration not reloaded; the previous one stays in force", metadata: ["error": "\(error)"])
+            await daemon.reloadFailed()
+        }
     }
 }

@@ -17,17 +17,19 @@ final class DaemonProcess: @unchecked Sendable {
     let socketPath: String
     let storagePath: String
     let arguments: [String]
+    let environment: [String: String]
     private(set) var process: Process
     private let log = LogBuffer()
 
     /// Starts a daemon in a new temporary directory, or on `reusing` another daemon's directory.
-    init(arguments: [String] = [], reusing other: DaemonProcess? = nil) throws {
+    init(arguments: [String] = [], environment: [String: String] = [:], reusing other: DaemonProcess? = nil) throws {
         directory = other?.directory ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("defaultsd-test-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         socketPath = directory + "/socket"
         storagePath = directory + "/storage"
         self.arguments = arguments
+        self.environment = environment
         process = Process()
         try launch()
     }
@@ -37,6 +39,11 @@ final class DaemonProcess: @unchecked Sendable {
         process = Process()
         process.executableURL = URL(fileURLWithPath: DaemonProcess.binary)
         process.arguments = ["--socket", socketPath, "--storage-dir", storagePath] + arguments
+        var inherited = ProcessInfo.processInfo.environment
+        for key in ["NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID", "WATCHDOG_USEC", "WATCHDOG_PID", "JOURNAL_STREAM"] {
+            inherited[key] = nil
+        }
+        process.environment = inherited.merging(environment) { $1 }
         let stderr = Pipe()
         process.standardError = stderr
         let ready = DispatchSemaphore(value: 0)
@@ -62,6 +69,12 @@ final class DaemonProcess: @unchecked Sendable {
     }
 
     var logText: String { log.text }
+
+    /// Waits until the daemon's log contains `text`; false after `timeout` seconds.
+    @discardableResult
+    func waitForLog(_ text: String, timeout: Double = 10) -> Bool { log.wait(for: text, timeout: timeout) }
+
+    func send(_ signal: Int32) { Foundation.kill(process.processIdentifier, signal) }
 
     func connect() throws -> LineSocket { try LineSocket(path: socketPath) }
 
@@ -117,15 +130,30 @@ final class DaemonProcess: @unchecked Sendable {
 
 /// The daemon's stderr, appended from the pipe's reader thread.
 final class LogBuffer: @unchecked Sendable {
-    private let lock = NSLock()
+    private let condition = NSCondition()
     private var contents = ""
 
     func append(_ chunk: String) -> String {
-        lock.withLock {
-            contents += chunk
-            return contents
-        }
+        condition.lock()
+        defer { condition.unlock() }
+        contents += chunk
+        condition.broadcast()
+        return contents
     }
 
-    var text: String { lock.withLock { contents } }
+    var text: String {
+        condition.lock()
+        defer { condition.unlock() }
+        return contents
+    }
+
+    func wait(for text: String, timeout: Double) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while !contents.contains(text) {
+            if !condition.wait(until: deadline) { return contents.contains(text) }
+        }
+        return true
+    }
 }

@@ -33,6 +33,14 @@ public final class DefaultsStore: @unchecked Sendable {
         writeBehind.takeSnapshot = { [unowned self] dirty in snapshot(of: dirty) }
     }
 
+    /// Applies the settings that can change while running (on reload).
+    func reconfigure(_ configuration: DaemonConfiguration) {
+        eventLoop.assertInEventLoop()
+        maximumDomainBytes = configuration.maximumDomainBytes
+        writeBehind.coalesceDelay = configuration.coalesceDelay
+        writeBehind.maximumCoalesceDelay = configuration.maximumCoalesceDelay
+    }
+
     // MARK: - Reading
 
     /// The values of a domain and its generation; loads the domain on first use.

@@ -7,7 +7,8 @@ import NIOCore
 /// Owned by the store's event loop; connection handlers run on the same loop.
 final class ServerContext: @unchecked Sendable {
     let store: DefaultsStore
-    let configuration: DaemonConfiguration
+    /// Replaced on reload; read by new connections (line limit) and by the refusal checks.
+    var configuration: DaemonConfiguration
     let logger: Logger
     let daemonUID: UInt32
     let startedAt = Date()
@@ -23,6 +24,40 @@ final class ServerContext: @unchecked Sendable {
         self.configuration = configuration
         self.logger = logger
         self.daemonUID = daemonUID
+    }
+
+    private var lastStatus = ""
+    private var reporting: RepeatedTask?
+    private var watchdogTask: RepeatedTask?
+
+    /// "3 clients, 12 domains loaded, 0 dirty", for `systemctl status`.
+    var statusLine: String {
+        "\(connectionCount) client\(connectionCount == 1 ? "" : "s"), \(store.loadedDomainCount) domain\(store.loadedDomainCount == 1 ? "" : "s") loaded, "
+            + "\(store.writeBehind.dirtyCount) dirty"
+    }
+
+    /// Sends the status line when it changed, at most once a second, and the watchdog pings,
+    /// both from the loop that owns the state: a wedged loop stops them.
+    func startReporting(to manager: ServiceManagerLink) {
+        lastStatus = statusLine
+        let loop = store.eventLoop
+        reporting = loop.scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { [self] _ in
+            let line = statusLine
+            if line != lastStatus {
+                lastStatus = line
+                manager.status(line)
+            }
+        }
+        if let interval = manager.watchdogInterval {
+            let half = TimeAmount.nanoseconds(max(interval.nanoseconds / 2, 1_000_000))
+            manager.watchdog()
+            watchdogTask = loop.scheduleRepeatedTask(initialDelay: half, delay: half) { _ in manager.watchdog() }
+        }
+    }
+
+    func stopReporting() {
+        reporting?.cancel()
+        watchdogTask?.cancel()
     }
 
     func makeConnectionID() -> UInt64 {

@@ -1,5 +1,6 @@
 import DefaultsCore
 import Foundation
+import Logging
 import NIOCore
 
 /// Everything the daemon can be told. The defaults are what runs with no configuration at all.
@@ -25,6 +26,12 @@ public struct DaemonConfiguration: Sendable {
     public var maximumDomainBytes: Int = 4 << 20
     /// Connections beyond this are answered with `too_many_connections` and closed.
     public var maximumConnections: Int = 1024
+    /// The least severe level written to the log.
+    public var logLevel: Logger.Level = .info
+    /// Where installed Settings bundles are looked for, `<dir>/<domain>/Settings.bundle` (system first).
+    public var settingsBundleDirectories: [String] = []
+    /// Where administrators place forced (managed) preferences, one `<domain>.plist` each.
+    public var managedPreferencesDirectory: String = "/etc/defaultsd/managed"
 
     public init(socketPath: String, storageDirectory: String) {
         self.socketPath = socketPath
@@ -34,9 +41,11 @@ public struct DaemonConfiguration: Sendable {
     /// The XDG locations: storage in `$XDG_CONFIG_HOME/defaultsd` (else `~/.config/defaultsd`), the socket in
     /// `$XDG_RUNTIME_DIR/defaultsd/socket` (else `/tmp/defaultsd-<uid>/socket`).
     public static func standard(environment: [String: String], uid: UInt32 = getuid()) -> DaemonConfiguration {
-        DaemonConfiguration(
+        var configuration = DaemonConfiguration(
             socketPath: DefaultPaths.socketPath(environment: environment, uid: uid),
             storageDirectory: DefaultPaths.storageDirectory(environment: environment))
+        configuration.settingsBundleDirectories = DefaultPaths.settingsBundleDirectories(environment: environment)
+        return configuration
     }
 }
 
@@ -48,6 +57,27 @@ public enum DefaultPaths {
         }
         let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
         return home + "/.config/defaultsd"
+    }
+
+    public static func settingsBundleDirectories(environment: [String: String]) -> [String] {
+        let data: String
+        if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") {
+            data = xdg
+        } else {
+            data = (environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()) + "/.local/share"
+        }
+        return ["/usr/share/defaultsd/settings-bundles", data + "/defaultsd/settings-bundles"]
+    }
+
+    /// The configuration files looked for when `--config` is not given, in order.
+    public static func configurationFiles(environment: [String: String]) -> [String] {
+        let config: String
+        if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") {
+            config = xdg
+        } else {
+            config = (environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()) + "/.config"
+        }
+        return [config + "/defaultsd/defaultsd.json", "/etc/defaultsd/defaultsd.json"]
     }
 
     public static func socketPath(environment: [String: String], uid: UInt32) -> String {

@@ -1,0 +1,120 @@
+import DefaultsCore
+import Foundation
+
+/// A configuration that cannot be used, with the file, the key and what was expected.
+/// The daemon exits with 78 (EX_CONFIG) on it at start, and keeps its old configuration on reload.
+public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
+    public var file: String?
+    public var key: String?
+    public var message: String
+
+    public var description: String {
+        var text = ""
+        if let file { text += file + ": " }
+        if let key { text += "key \"\(key)\": " }
+        return text + message
+    }
+}
+
+/// The effective configuration and where each value came from.
+public struct ResolvedConfiguration: Sendable {
+    public var configuration: DaemonConfiguration
+    /// The file that was read, if any.
+    public var file: String?
+    /// Key → "default", "default ($XDG_...)", the file's path, or the command-line flag.
+    public var sources: [String: String]
+
+    /// One line per key: `key = value  # source`.
+    public var printed: String {
+        let width = ConfigurationOption.all.map(\.key.count).max() ?? 0
+        var lines = ["# effective configuration of defaultsd; configuration file: \(file ?? "none")"]
+        for option in ConfigurationOption.all {
+            let key = option.key.padding(toLength: width, withPad: " ", startingAt: 0)
+            lines.append("\(key) = \(option.current(configuration))  # \(sources[option.key] ?? "default")")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
+
+/// Builds the configuration: built-in defaults, then one configuration file, then command-line flags.
+///
+/// The file is the first that exists of `--config PATH`, `$XDG_CONFIG_HOME/defaultsd/defaultsd.json`
+/// and `/etc/defaultsd/defaultsd.json`; a `--config` file that does not exist is an error.
+public struct ConfigurationLoader: Sendable {
+    public var environment: [String: String]
+    public var explicitFile: String?
+    /// Flag overrides, as (flag, key, value).
+    public var overrides: [(flag: String, key: String, value: ConfigurationValue)]
+
+    public init(environment: [String: String], explicitFile: String?, overrides: [(flag: String, key: String, value: ConfigurationValue)]) {
+        self.environment = environment
+        self.explicitFile = explicitFile
+        self.overrides = overrides
+    }
+
+    public func load() throws(ConfigurationError) -> ResolvedConfiguration {
+        var configuration = DaemonConfiguration.standard(environment: environment)
+        var sources: [String: String] = [:]
+        sources["socket"] = environment["XDG_RUNTIME_DIR"] != nil ? "default ($XDG_RUNTIME_DIR)" : "default (no $XDG_RUNTIME_DIR)"
+        sources["storageDirectory"] = environment["XDG_CONFIG_HOME"] != nil ? "default ($XDG_CONFIG_HOME)" : "default ($HOME)"
+
+        let file = try chooseFile()
+        if let file {
+            for (key, value) in try ConfigurationLoader.read(file) {
+                guard let option = ConfigurationOption.named(key) else {
+                    let known = ConfigurationOption.all.map(\.key).joined(separator: ", ")
+                    throw ConfigurationError(file: file, key: key, message: "unknown key (known keys: \(known))")
+                }
+                guard option.apply(value, &configuration) else {
+                    throw ConfigurationError(file: file, key: key, message: "expected \(option.expected), found \(value)")
+                }
+                if value != .null { sources[key] = file }
+            }
+        }
+        for (flag, key, value) in overrides {
+            guard let option = ConfigurationOption.named(key) else { continue }
+            guard option.apply(value, &configuration) else {
+                throw ConfigurationError(file: nil, key: nil, message: "\(flag) expects \(option.expected), not \(value)")
+            }
+            sources[key] = flag
+        }
+        return ResolvedConfiguration(configuration: configuration, file: file, sources: sources)
+    }
+
+    private func chooseFile() throws(ConfigurationError) -> String? {
+        if let explicitFile {
+            guard FileManager.default.fileExists(atPath: explicitFile) else {
+                throw ConfigurationError(file: explicitFile, key: nil, message: "no such file")
+            }
+            return explicitFile
+        }
+        return DefaultPaths.configurationFiles(environment: environment).first { FileManager.default.fileExists(atPath: $0) }
+    }
+
+    /// Reads a configuration file: a JSON object, comments and trailing commas allowed (JSON5).
+    public static func read(_ path: String) throws(ConfigurationError) -> [String: ConfigurationValue] {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigurationError(file: path, key: nil, message: "cannot be read")
+        }
+        let decoder = JSONDecoder()
+        decoder.allowsJSON5 = true
+        let value: ConfigurationValue
+        do {
+            value = try decoder.decode(ConfigurationValue.self, from: data)
+        } catch {
+            throw ConfigurationError(file: path, key: nil, message: "not valid JSON: \(describe(error))")
+        }
+        guard case .object(let members) = value else {
+            throw ConfigurationError(file: path, key: nil, message: "expected a JSON object at the top level")
+        }
+        return members
+    }
+
+    private static func describe(_ error: Error) -> String {
+        if case DecodingError.dataCorrupted(let context) = error {
+            let underlying = (context.underlyingError as NSError?)?.userInfo[NSDebugDescriptionErrorKey] as? String
+            return underlying ?? context.debugDescription
+        }
+        return "\(error)"
+    }
+}

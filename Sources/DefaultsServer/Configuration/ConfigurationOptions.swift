@@ -1,0 +1,142 @@
+import DefaultsCore
+import Logging
+import NIOCore
+
+/// One configuration key: its documentation, how to check and apply a value, and how to show it.
+public struct ConfigurationOption: Sendable {
+    public let key: String
+    /// The command-line flag that overrides it, if any.
+    public let flag: String?
+    public let summary: String
+    /// What a valid value looks like, for error messages.
+    public let expected: String
+    /// True when a new value only takes effect after a restart (a reload logs that).
+    public let needsRestart: Bool
+    let apply: @Sendable (ConfigurationValue, inout DaemonConfiguration) -> Bool
+    let current: @Sendable (DaemonConfiguration) -> ConfigurationValue
+}
+
+extension ConfigurationOption {
+    /// Every key of the configuration file, in the order `--print-config` shows them.
+    public static let all: [ConfigurationOption] = [
+        ConfigurationOption(
+            key: "socket", flag: "--socket",
+            summary: "The Unix socket clients connect to. null: $XDG_RUNTIME_DIR/defaultsd/socket, else /tmp/defaultsd-<uid>/socket. Ignored under socket activation.",
+            expected: "an absolute path or null", needsRestart: true,
+            apply: { value, configuration in
+                guard case .string(let path) = value, path.hasPrefix("/") else { return value == .null }
+                configuration.socketPath = path
+                return true
+            },
+            current: { .string($0.socketPath) }),
+        ConfigurationOption(
+            key: "storageDirectory", flag: "--storage-dir",
+            summary: "The directory holding one property-list file per domain. null: $XDG_CONFIG_HOME/defaultsd, else ~/.config/defaultsd.",
+            expected: "an absolute path or null", needsRestart: true,
+            apply: { value, configuration in
+                guard case .string(let path) = value, path.hasPrefix("/") else { return value == .null }
+                configuration.storageDirectory = path
+                return true
+            },
+            current: { .string($0.storageDirectory) }),
+        ConfigurationOption(
+            key: "fileFormat", flag: "--format",
+            summary: "The format domain files are written in: \"xml\" (as macOS; dates keep whole seconds) or \"binary\". Both are read.",
+            expected: "\"xml\" or \"binary\"", needsRestart: true,
+            apply: { value, configuration in
+                guard case .string(let name) = value, let format = PropertyListFile.Format(rawValue: name) else { return false }
+                configuration.fileFormat = format
+                return true
+            },
+            current: { .string($0.fileFormat.rawValue) }),
+        ConfigurationOption(
+            key: "coalesceMilliseconds", flag: "--coalesce-ms",
+            summary: "How long a changed domain must stay quiet before it is written; a burst of writes becomes one file write.",
+            expected: "an integer from 0 to 600000", needsRestart: false,
+            apply: { value, configuration in
+                guard case .integer(let ms) = value, (0...600_000).contains(ms) else { return false }
+                configuration.coalesceDelay = .milliseconds(Int64(ms))
+                return true
+            },
+            current: { .integer(Int($0.coalesceDelay.nanoseconds / 1_000_000)) }),
+        ConfigurationOption(
+            key: "maximumCoalesceMilliseconds", flag: nil,
+            summary: "The longest a change waits to be written while writes keep coming.",
+            expected: "an integer from 1 to 3600000", needsRestart: false,
+            apply: { value, configuration in
+                guard case .integer(let ms) = value, (1...3_600_000).contains(ms) else { return false }
+                configuration.maximumCoalesceDelay = .milliseconds(Int64(ms))
+                return true
+            },
+            current: { .integer(Int($0.maximumCoalesceDelay.nanoseconds / 1_000_000)) }),
+        ConfigurationOption(
+            key: "maximumLineBytes", flag: "--max-line-bytes",
+            summary: "The longest request line; longer lines are answered with line_too_long. Applies to new connections.",
+            expected: "an integer from 1024 to 1073741824", needsRestart: false,
+            apply: { value, configuration in
+                guard case .integer(let bytes) = value, (1024...(1 << 30)).contains(bytes) else { return false }
+                configuration.maximumLineBytes = bytes
+                return true
+            },
+            current: { .integer($0.maximumLineBytes) }),
+        ConfigurationOption(
+            key: "maximumDomainBytes", flag: "--max-domain-bytes",
+            summary: "The largest a domain may grow, in bytes of its JSON encoding; larger writes are refused with too_large.",
+            expected: "an integer from 1024 to 1073741824", needsRestart: false,
+            apply: { value, configuration in
+                guard case .integer(let bytes) = value, (1024...(1 << 30)).contains(bytes) else { return false }
+                configuration.maximumDomainBytes = bytes
+                return true
+            },
+            current: { .integer($0.maximumDomainBytes) }),
+        ConfigurationOption(
+            key: "maximumConnections", flag: "--max-connections",
+            summary: "Connections served at once; more are answered with too_many_connections and closed.",
+            expected: "an integer from 1 to 1000000", needsRestart: false,
+            apply: { value, configuration in
+                guard case .integer(let count) = value, (1...1_000_000).contains(count) else { return false }
+                configuration.maximumConnections = count
+                return true
+            },
+            current: { .integer($0.maximumConnections) }),
+        ConfigurationOption(
+            key: "logLevel", flag: "--log-level",
+            summary: "The least severe messages logged: trace, debug, info, notice, warning, error or critical. Values are never logged above debug.",
+            expected: "one of \"trace\", \"debug\", \"info\", \"notice\", \"warning\", \"error\", \"critical\"",
+            needsRestart: false,
+            apply: { value, configuration in
+                guard case .string(let name) = value, let level = Logger.Level(rawValue: name) else { return false }
+                configuration.logLevel = level
+                return true
+            },
+            current: { .string($0.logLevel.rawValue) }),
+        ConfigurationOption(
+            key: "settingsBundleDirectories", flag: nil,
+            summary: "Where installed Settings bundles are found, as <dir>/<domain>/Settings.bundle (system first). null: /usr/share/defaultsd/settings-bundles and $XDG_DATA_HOME/defaultsd/settings-bundles.",
+            expected: "an array of absolute paths, or null", needsRestart: false,
+            apply: { value, configuration in
+                if value == .null { return true }
+                guard case .array(let items) = value else { return false }
+                var paths: [String] = []
+                for item in items {
+                    guard case .string(let path) = item, path.hasPrefix("/") else { return false }
+                    paths.append(path)
+                }
+                configuration.settingsBundleDirectories = paths
+                return true
+            },
+            current: { .array($0.settingsBundleDirectories.map(ConfigurationValue.string)) }),
+        ConfigurationOption(
+            key: "managedPreferencesDirectory", flag: nil,
+            summary: "Where administrators place forced preferences, one <domain>.plist each.",
+            expected: "an absolute path", needsRestart: false,
+            apply: { value, configuration in
+                guard case .string(let path) = value, path.hasPrefix("/") else { return false }
+                configuration.managedPreferencesDirectory = path
+                return true
+            },
+            current: { .string($0.managedPreferencesDirectory) }),
+    ]
+
+    public static func named(_ key: String) -> ConfigurationOption? { all.first { $0.key == key } }
+}

@@ -1,0 +1,23 @@
+import DefaultsServer
+import NIOCore
+import SystemdSupport
+
+/// Tells systemd what the daemon does, through libsystemd's `sd_notify`.
+struct SystemdLink: ServiceManagerLink {
+    let watchdogInterval: TimeAmount?
+
+    init() {
+        if let interval = Systemd.watchdogInterval() {
+            let (seconds, attoseconds) = interval.components
+            watchdogInterval = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        } else {
+            watchdogInterval = nil
+        }
+    }
+
+    func ready(status: String) { Systemd.notify("READY=1", "STATUS=\(status)") }
+    func status(_ text: String) { Systemd.notify("STATUS=\(text)") }
+    func watchdog() { Systemd.notify("WATCHDOG=1") }
+    func reloading() { Systemd.notifyReloading() }
+    func stopping() { Systemd.notify("STOPPING=1", "STATUS=stopping: writing pending changes") }
+}

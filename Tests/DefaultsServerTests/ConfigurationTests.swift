@@ -1,0 +1,76 @@
+import DefaultsCore
+@testable import DefaultsServer
+import Foundation
+import Testing
+
+@Suite struct ConfigurationTests {
+    static let shipped = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Config/defaultsd.json").path
+
+    let environment = ["HOME": "/home/picard", "XDG_RUNTIME_DIR": "/run/user/4242"]
+
+    @Test func theShippedFileHoldsEveryOptionAtItsDefault() throws {
+        let values = try ConfigurationLoader.read(Self.shipped)
+        #expect(Set(values.keys) == Set(ConfigurationOption.all.map(\.key)))
+        let fromFile = try ConfigurationLoader(environment: environment, explicitFile: Self.shipped, overrides: []).load()
+        let builtIn = DaemonConfiguration.standard(environment: environment)
+        for option in ConfigurationOption.all {
+            #expect(option.current(fromFile.configuration) == option.current(builtIn), "\(option.key)")
+        }
+        let text = try String(contentsOfFile: Self.shipped, encoding: .utf8)
+        for option in ConfigurationOption.all {
+            // Every key is documented by a comment right above it.
+            let lines = text.components(separatedBy: "\n")
+            let index = try #require(lines.firstIndex { $0.contains("\"\(option.key)\":") })
+            #expect(lines[index - 1].trimmingCharacters(in: .whitespaces).hasPrefix("//"), "\(option.key) has no comment")
+        }
+    }
+
+    @Test func flagsOverrideTheFileAndSourcesAreRecorded() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("config-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let file = directory + "/defaultsd.json"
+        try #"{ "coalesceMilliseconds": 10, "maximumConnections": 5, /* trailing comma: */ }"#
+            .write(toFile: file, atomically: true, encoding: .utf8)
+        let resolved = try ConfigurationLoader(
+            environment: environment, explicitFile: file,
+            overrides: [(flag: "--coalesce-ms", key: "coalesceMilliseconds", value: .integer(20))]).load()
+        #expect(resolved.configuration.coalesceDelay == .milliseconds(20))
+        #expect(resolved.configuration.maximumConnections == 5)
+        #expect(resolved.sources["coalesceMilliseconds"] == "--coalesce-ms")
+        #expect(resolved.sources["maximumConnections"] == file)
+        #expect(resolved.sources["maximumLineBytes"] == nil)
+    }
+
+    @Test func theSearchOrderPrefersTheUsersFile() throws {
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("home-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        #expect(DefaultPaths.configurationFiles(environment: ["HOME": home])
+            == [home + "/.config/defaultsd/defaultsd.json", "/etc/defaultsd/defaultsd.json"])
+        #expect(DefaultPaths.configurationFiles(environment: ["HOME": home, "XDG_CONFIG_HOME": "/xdg"])
+            == ["/xdg/defaultsd/defaultsd.json", "/etc/defaultsd/defaultsd.json"])
+        try FileManager.default.createDirectory(atPath: home + "/.config/defaultsd", withIntermediateDirectories: true)
+        try #"{ "logLevel": "debug" }"#.write(toFile: home + "/.config/defaultsd/defaultsd.json", atomically: true, encoding: .utf8)
+        let resolved = try ConfigurationLoader(environment: ["HOME": home], explicitFile: nil, overrides: []).load()
+        #expect(resolved.file == home + "/.config/defaultsd/defaultsd.json")
+        #expect(resolved.configuration.logLevel == .debug)
+    }
+
+    @Test func aMissingExplicitFileIsAnError() {
+        let error = #expect(throws: ConfigurationError.self) {
+            try ConfigurationLoader(environment: environment, explicitFile: "/nonexistent/defaultsd.json", overrides: []).load()
+        }
+        #expect(error?.description == "/nonexistent/defaultsd.json: no such file")
+    }
+
+    @Test func defaultPathsFollowXDG() {
+        #expect(DefaultPaths.socketPath(environment: ["XDG_RUNTIME_DIR": "/run/user/7"], uid: 7) == "/run/user/7/defaultsd/socket")
+        #expect(DefaultPaths.socketPath(environment: [:], uid: 7) == "/tmp/defaultsd-7/socket")
+        #expect(DefaultPaths.socketPath(environment: ["XDG_RUNTIME_DIR": "relative"], uid: 7) == "/tmp/defaultsd-7/socket")
+        #expect(DefaultPaths.storageDirectory(environment: ["XDG_CONFIG_HOME": "/c", "HOME": "/h"]) == "/c/defaultsd")
+        #expect(DefaultPaths.storageDirectory(environment: ["HOME": "/h"]) == "/h/.config/defaultsd")
+        #expect(DefaultPaths.settingsBundleDirectories(environment: ["HOME": "/h"])
+            == ["/usr/share/defaultsd/settings-bundles", "/h/.local/share/defaultsd/settings-bundles"])
+    }
+}
