@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "defaultsd", targets: ["defaultsd"]),
+        .executable(name: "defaults", targets: ["defaults"]),
         .executable(name: "defaultsd-bench", targets: ["DefaultsBench"]),
         .library(name: "DefaultsCore", targets: ["DefaultsCore"]),
         .library(name: "DefaultsServer", targets: ["DefaultsServer"]),
@@ -51,8 +52,18 @@ let package = Package(
             ]
         ),
 
-        // A blocking, deadline-driven line client over a Unix socket, for tests and the benchmark.
+        // A blocking, deadline-driven line client over a Unix socket: the `defaults` tool, tests, the benchmark.
         .target(name: "LineSocket"),
+
+        // The `defaults` command (macOS syntax and output) over defaultsd.
+        .target(
+            name: "DefaultsTool",
+            dependencies: [
+                "DefaultsCore", "LineSocket",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(name: "defaults", dependencies: ["DefaultsTool"]),
 
         .executableTarget(
             name: "DefaultsBench",
@@ -72,9 +83,10 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
+        .testTarget(name: "DefaultsToolTests", dependencies: ["DefaultsTool", "DefaultsCore"]),
         .testTarget(
             name: "DaemonIntegrationTests",
-            dependencies: ["DefaultsCore", "LineSocket", "defaultsd"]
+            dependencies: ["DefaultsCore", "LineSocket", "defaultsd", "defaults"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -83,7 +83,7 @@ public enum RFC3339 {
     }
 
     // Howard Hinnant's days_from_civil / civil_from_days.
-    static func days(fromCivil year: Int64, _ month: Int64, _ day: Int64) -> Int64 {
+    public static func days(fromCivil year: Int64, _ month: Int64, _ day: Int64) -> Int64 {
         let y = month <= 2 ? year - 1 : year
         let era = (y >= 0 ? y : y - 399) / 400
         let yoe = y - era * 400
@@ -93,7 +93,7 @@ public enum RFC3339 {
         return era * 146_097 + doe - 719_468
     }
 
-    static func civil(fromDays z0: Int64) -> (Int64, Int64, Int64) {
+    public static func civil(fromDays z0: Int64) -> (Int64, Int64, Int64) {
         let z = z0 + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let doe = z - era * 146_097

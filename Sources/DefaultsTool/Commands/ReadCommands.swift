@@ -1,0 +1,127 @@
+import DefaultsCore
+import Foundation
+
+extension Command {
+    /// `read`, `read <domain>`, `read <domain> <key>`.
+    func read(_ arguments: [String]) throws {
+        let client = try connect()
+        if arguments.isEmpty {
+            var all: [String: PlistValue] = [:]
+            for domain in try client.domains() {
+                let values = try client.values(of: domain)
+                if !values.isEmpty { all[DomainArgument(domain: domain).displayName] = .dictionary(values) }
+            }
+            if options.json { printJSON(.dictionary(all)) } else { console.print(OldStyleText.describe(.dictionary(all)) + "\n") }
+            return
+        }
+        var index = 0
+        let domain = try domainArgument(arguments, at: &index)
+        switch arguments.count - index {
+        case 0:
+            let values = try client.values(of: domain.domain)
+            guard !values.isEmpty else { throw ToolError.failure("\nDomain \(domain.displayName) does not exist\n") }
+            if options.json { printJSON(.dictionary(values)) } else { console.print(OldStyleText.describe(.dictionary(values)) + "\n") }
+        case 1:
+            let key = arguments[index]
+            guard let value = try client.value(of: domain.domain, key: key) else {
+                throw ToolError.failure("\nThe domain/default pair of (\(domain.rawName), \(key)) does not exist\n")
+            }
+            if options.json { printJSON(value) } else { console.print(OldStyleText.plain(value) + "\n") }
+        default:
+            throw ToolError.usage
+        }
+    }
+
+    /// `read-type <domain> <key>`: `Type is integer`, ...
+    func readType(_ arguments: [String]) throws {
+        var index = 0
+        let domain = try domainArgument(arguments, at: &index)
+        guard arguments.count - index == 1 else { throw ToolError.usage }
+        let key = arguments[index]
+        guard let value = try connect().value(of: domain.domain, key: key) else {
+            throw ToolError.failure("\nThe domain/default pair of (\(domain.rawName), \(key)) does not exist\n")
+        }
+        let name: String
+        switch value {
+        case .string: name = "string"
+        case .data: name = "data"
+        case .integer: name = "integer"
+        case .real: name = "float"
+        case .bool: name = "boolean"
+        case .date: name = "date"
+        case .array: name = "array"
+        case .dictionary: name = "dictionary"
+        }
+        console.printRaw("Type is \(name)\n")
+    }
+
+    /// `domains`: every domain but the global one, sorted, joined by ", ".
+    func domains(_ arguments: [String]) throws {
+        guard arguments.isEmpty else { throw ToolError.usage }
+        let names = try connect().domains().filter { $0 != .global }.map(\.rawValue).sorted(by: OldStyleText.codeUnitOrder)
+        if options.json {
+            printJSON(.array(names.map(PlistValue.string)))
+        } else {
+            console.print(names.joined(separator: ", ") + "\n")
+        }
+    }
+
+    /// `find <word>`: domains, keys and string values containing the word, case-insensitively.
+    func find(_ arguments: [String]) throws {
+        guard arguments.count == 1 else { throw ToolError.usage }
+        let word = arguments[0]
+        let client = try connect()
+        var found: [(DomainArgument, [String: PlistValue])] = []
+        for domain in try client.domains().sorted() {
+            let argument = DomainArgument(domain: domain)
+            let domainMatches = contains(domain.rawValue, word) || contains(argument.displayName, word)
+            let matches = try client.values(of: domain).filter { key, value in
+                domainMatches || contains(key, word) || Command.value(value, contains: word)
+            }
+            if !matches.isEmpty { found.append((argument, matches)) }
+        }
+        if options.json {
+            var all: [String: PlistValue] = [:]
+            for (domain, matches) in found { all[domain.domain.rawValue] = .dictionary(matches) }
+            printJSON(.dictionary(all))
+            return
+        }
+        guard !found.isEmpty else {
+            console.log("No domain, key, nor value containing '\(word)'")
+            return
+        }
+        for (domain, matches) in found {
+            console.print("Found \(matches.count) keys in domain '\(domain.displayName)': \(OldStyleText.describe(.dictionary(matches)))\n")
+        }
+    }
+
+    private func contains(_ text: String, _ word: String) -> Bool { text.range(of: word, options: .caseInsensitive) != nil }
+
+    static func value(_ value: PlistValue, contains word: String) -> Bool {
+        switch value {
+        case .string(let s): return s.range(of: word, options: .caseInsensitive) != nil
+        case .array(let elements): return elements.contains { Command.value($0, contains: word) }
+        case .dictionary(let members):
+            return members.contains { $0.key.range(of: word, options: .caseInsensitive) != nil || Command.value($0.value, contains: word) }
+        default: return false
+        }
+    }
+
+    /// `export <domain> <path|->`: a binary property list to a file, XML to standard output.
+    func exportDomain(_ arguments: [String]) throws {
+        var index = 0
+        let domain = try domainArgument(arguments, at: &index)
+        guard arguments.count - index == 1 else { throw ToolError.failure("\nNeed a path to write to") }
+        let path = arguments[index]
+        let values = try connect().values(of: domain.domain)
+        if path == "-" {
+            console.printRaw(String(decoding: try PropertyListFile.encode(values, format: .xml), as: UTF8.self))
+            return
+        }
+        do {
+            try PropertyListFile.encode(values, format: .binary).write(to: URL(fileURLWithPath: path), options: .atomic)
+        } catch {
+            throw ToolError.failure("Could not export domain \(domain.displayName) to \(path) due to \(error.localizedDescription)")
+        }
+    }
+}

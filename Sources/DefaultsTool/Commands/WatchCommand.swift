@@ -1,0 +1,49 @@
+import DefaultsCore
+import Foundation
+
+extension Command {
+    /// `watch [<domain>...]`: one line per changed key, as it happens, like `dconf watch`:
+    /// `2026-11-21 10:00:00.250 com.example.bridge warpFactor = 7  (pid 4242, uid 1000, defaults)`.
+    /// With `--json`, the daemon's event lines as they are. Ctrl-C ends it with status 0.
+    func watch(_ arguments: [String]) throws {
+        var domains: [DomainArgument] = []
+        for argument in arguments { domains.append(try DomainArgument(argument)) }
+        let client = try connect()
+        try client.call("hello") { w in w.key("client"); w.string("defaults watch") }
+        try client.call("subscribe") { w in
+            if domains.isEmpty {
+                w.key("all"); w.bool(true)
+            } else {
+                w.key("domains"); w.beginArray()
+                for domain in domains { w.string(domain.domain.rawValue) }
+                w.endArray()
+            }
+        }
+        signal(SIGINT) { _ in exit(0) }
+        while let line = client.nextEvent() {
+            if options.json {
+                console.printRaw(line + "\n")
+            } else if let text = try? Command.describeEvent(line, at: Date()) {
+                console.print(text)
+            }
+        }
+        throw ToolError.daemonUnavailable("defaultsd at \(options.socketPath) closed the connection")
+    }
+
+    static func describeEvent(_ line: String, at time: Date) throws -> String {
+        let event = try JSONParser.parse(line)
+        guard case .string(let domain)? = event["domain"], case .object(let changes)? = event["changes"] else { return "" }
+        var origin: [String] = []
+        if case .integer(let pid)? = event["origin"]?["pid"] { origin.append("pid \(pid)") }
+        if case .integer(let uid)? = event["origin"]?["uid"] { origin.append("uid \(uid)") }
+        if case .string(let client)? = event["origin"]?["client"] { origin.append(client) }
+        let stamp = OldStyleText.date(time).dropLast(6) + String(format: ".%03d", Int(time.timeIntervalSince1970 * 1000) % 1000)
+        var text = ""
+        for key in changes.keys.sorted(by: OldStyleText.codeUnitOrder) {
+            let change = changes[key]!
+            let description = change == .null ? "(removed)" : OldStyleText.describe(try WireValue.decode(change))
+            text += "\(stamp) \(domain) \(OldStyleText.quoted(key)) = \(description)  (\(origin.joined(separator: ", ")))\n"
+        }
+        return text
+    }
+}

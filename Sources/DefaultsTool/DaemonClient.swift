@@ -1,0 +1,77 @@
+import DefaultsCore
+import Foundation
+import LineSocket
+
+/// The `defaults` tool's connection to defaultsd: one blocking request at a time.
+///
+/// A short-lived command wants each answer before it goes on, so it uses the blocking
+/// `LineSocket` rather than an event loop.
+public final class DaemonClient {
+    public let socketPath: String
+    private let socket: LineSocket
+
+    /// A daemon's refusal, with its protocol error code.
+    public struct Refusal: Error {
+        public var code: String
+        public var message: String
+    }
+
+    public init(socketPath: String) throws(ToolError) {
+        self.socketPath = socketPath
+        do {
+            socket = try LineSocket(path: socketPath)
+        } catch {
+            throw ToolError.daemonUnavailable(
+                "defaultsd is not running at \(socketPath); start it with `systemctl --user start defaultsd.socket` or run `defaultsd`")
+        }
+    }
+
+    /// Sends one request built by `body` (which writes its members after `op`) and returns the answer.
+    @discardableResult
+    public func call(_ op: String, timeout: Double = 60, _ body: (inout JSONWriter) -> Void = { _ in }) throws -> JSON {
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.key("op"); writer.string(op)
+        body(&writer)
+        writer.endObject()
+        let line: String
+        do {
+            try socket.send(String(decoding: writer.bytes, as: UTF8.self))
+            line = try socket.readResponse(timeout: timeout)
+        } catch {
+            throw ToolError.daemonUnavailable("defaultsd at \(socketPath) closed the connection: \(error)")
+        }
+        let answer = try JSONParser.parse(line)
+        guard answer["ok"] == .bool(true) else {
+            guard case .string(let code)? = answer["error"]?["code"], case .string(let message)? = answer["error"]?["message"] else {
+                throw Refusal(code: "internal", message: line)
+            }
+            throw Refusal(code: code, message: message)
+        }
+        return answer
+    }
+
+    /// The values of a domain (empty when it does not exist).
+    public func values(of domain: DomainName) throws -> [String: PlistValue] {
+        let answer = try call("get") { $0.key("domain"); $0.string(domain.rawValue) }
+        guard let json = answer["value"], case .dictionary(let values) = try WireValue.decode(json) else { return [:] }
+        return values
+    }
+
+    /// One value, or nil.
+    public func value(of domain: DomainName, key: String) throws -> PlistValue? {
+        let answer = try call("get") { $0.key("domain"); $0.string(domain.rawValue); $0.key("key"); $0.string(key) }
+        guard let json = answer["value"], json != .null else { return nil }
+        return try WireValue.decode(json)
+    }
+
+    public func domains() throws -> [DomainName] {
+        guard case .array(let names)? = try call("domains")["domains"] else { return [] }
+        return names.compactMap { if case .string(let s) = $0 { try? DomainName(s) } else { nil } }
+    }
+
+    /// Reads the next event line (for `watch`); nil when the daemon closed the connection.
+    public func nextEvent() -> String? {
+        do { return try socket.readEvent(timeout: .infinity) } catch { return nil }
+    }
+}

@@ -1,0 +1,72 @@
+import DefaultsCore
+import Foundation
+
+/// The `defaults` command: macOS `defaults(1)` over defaultsd, plus `watch`, `sync` and `--json`.
+///
+/// ```swift
+/// let status = DefaultsTool.run(["read", "com.example.bridge"], environment: ProcessInfo.processInfo.environment)
+/// ```
+public enum DefaultsTool {
+    /// Runs one command; returns the exit status (0, 1, or 255 for a usage error).
+    public static func run(_ arguments: [String], environment: [String: String], console: Console = .process,
+                           standardInput: @escaping () -> Data = { FileHandle.standardInput.readDataToEndOfFile() }) -> Int32 {
+        var options = Options(environment: environment)
+        var words: [String] = []
+        var index = 0
+        // Options of this port may stand anywhere; -currentHost/-host (macOS) before the verb.
+        while index < arguments.count {
+            let argument = arguments[index]
+            switch argument {
+            case "--json": options.json = true
+            case "--socket":
+                guard index + 1 < arguments.count else { return usage(console) }
+                options.socketPath = arguments[index + 1]
+                index += 1
+            case "-currentHost" where words.isEmpty:
+                break  // one host per user's daemon on Linux: the by-host scope is the same store
+            case "-host" where words.isEmpty:
+                guard index + 1 < arguments.count else { return usage(console) }
+                index += 1
+            default: words.append(argument)
+            }
+            index += 1
+        }
+        guard let verb = words.first else { return usage(console) }
+        let command = Command(console: console, options: options, standardInput: standardInput)
+        do {
+            try command.run(verb: verb.lowercased(), Array(words.dropFirst()))
+            return 0
+        } catch let error as ToolError {
+            switch error {
+            case .usage: return usage(console)
+            case .failure(let message):
+                console.log(message)
+                return 1
+            case .daemonUnavailable(let message):
+                console.standardError(message + "\n")
+                return 1
+            }
+        } catch let refusal as DaemonClient.Refusal {
+            console.log("\(refusal.message) (\(refusal.code))")
+            return 1
+        } catch {
+            console.log("\(error)")
+            return 1
+        }
+    }
+
+    static func usage(_ console: Console) -> Int32 {
+        console.printRaw(Usage.full)
+        return 255
+    }
+
+    struct Options {
+        var json = false
+        var socketPath: String
+
+        init(environment: [String: String]) {
+            socketPath = environment["DEFAULTSD_SOCKET"].flatMap { $0.isEmpty ? nil : $0 }
+                ?? DefaultPaths.socketPath(environment: environment, uid: getuid())
+        }
+    }
+}
