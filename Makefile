@@ -60,12 +60,19 @@ bench: deps-bench
 	$(SWIFT) build -c release --product defaultsd-bench
 	.build/release/defaultsd-bench $(ARGS)
 
-# Binaries, the systemd user and system units (with their ExecStart pointing at BINDIR),
+# Binaries, shell completions for defaults, the systemd user and system units (with their ExecStart pointing at BINDIR),
 # and the reference configuration. Nothing under /etc is touched.
 install: deps-build
 	$(SWIFT) build -c release --product defaultsd
+	$(SWIFT) build -c release --product defaults
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR)/user $(DESTDIR)$(UNITDIR)/system $(DESTDIR)$(DATADIR)
 	install -m 0755 .build/release/defaultsd $(DESTDIR)$(BINDIR)/defaultsd
+	install -m 0755 .build/release/defaults $(DESTDIR)$(BINDIR)/defaults
+	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions $(DESTDIR)$(PREFIX)/share/zsh/site-functions \
+		$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
+	.build/release/defaults --generate-completion-script bash > $(DESTDIR)$(PREFIX)/share/bash-completion/completions/defaults
+	.build/release/defaults --generate-completion-script zsh > $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_defaults
+	.build/release/defaults --generate-completion-script fish > $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/defaults.fish
 	for kind in user system; do for unit in defaultsd.socket defaultsd.service; do \
 		sed 's|@bindir@|$(BINDIR)|g' systemd/$$kind/$$unit > $(DESTDIR)$(UNITDIR)/$$kind/$$unit; \
 		chmod 0644 $(DESTDIR)$(UNITDIR)/$$kind/$$unit; \

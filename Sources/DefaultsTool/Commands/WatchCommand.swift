@@ -8,6 +8,14 @@ extension Command {
     func watch(_ arguments: [String]) throws {
         var domains: [DomainArgument] = []
         for argument in arguments { domains.append(try DomainArgument(argument)) }
+        // Ctrl-C ends a watch normally (installed before subscribing, so a subscribed watcher has it).
+        // _exit: exit() is not safe inside a signal handler; output is unbuffered.
+        // A parent may have left SIGINT blocked in the mask it passed down; unblock it.
+        signal(SIGINT) { _ in _exit(0) }
+        var interrupt = sigset_t()
+        sigemptyset(&interrupt)
+        sigaddset(&interrupt, SIGINT)
+        sigprocmask(SIG_UNBLOCK, &interrupt, nil)
         let client = try connect()
         try client.call("hello") { w in w.key("client"); w.string("defaults watch") }
         try client.call("subscribe") { w in
@@ -19,7 +27,6 @@ extension Command {
                 w.endArray()
             }
         }
-        signal(SIGINT) { _ in exit(0) }
         while let line = client.nextEvent() {
             if options.json {
                 console.printRaw(line + "\n")
