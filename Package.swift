@@ -51,6 +51,10 @@ let package = Package(
             ]
         ),
 
+        // Settings.bundle reading: pages, specifiers, localisation, diagnostics, bundle defaults,
+        // write validation and pane rendering. Usable without the daemon.
+        .target(name: "SettingsBundles", dependencies: ["DefaultsCore"]),
+
         // A blocking, deadline-driven line client over a Unix socket, for tests and the benchmark.
         .target(name: "LineSocket"),
 
