@@ -77,6 +77,11 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "SettingsBundleTests",
+            dependencies: ["SettingsBundles", "DefaultsCore"],
+            resources: [.copy("Fixtures")]
+        ),
+        .testTarget(
             name: "DaemonIntegrationTests",
             dependencies: ["DefaultsCore", "LineSocket", "defaultsd"]
         ),
