@@ -19,7 +19,8 @@ enum Corpus {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
         return names.filter { name in
             var isDirectory: ObjCBool = false
-            return FileManager.default.fileExists(atPath: directory.appendingPathComponent(name).path, isDirectory: &isDirectory)
+            return FileManager.default.fileExists(
+                atPath: directory.appendingPathComponent(name).path, isDirectory: &isDirectory)
                 && isDirectory.boolValue
         }.sorted()
     }()
@@ -32,8 +33,10 @@ enum Corpus {
         return folderURL.appendingPathComponent(bundle)
     }
 
-    static func load(_ folder: String, languages: [String] = ["en"], idiom: Idiom = .phone,
-                     policy: StringsTablePolicy = .apple) throws -> SettingsBundle {
+    static func load(
+        _ folder: String, languages: [String] = ["en"], idiom: Idiom = .phone,
+        policy: StringsTablePolicy = .apple
+    ) throws -> SettingsBundle {
         try SettingsBundle.load(
             at: bundleURL(folder), options: LoadOptions(idiom: idiom, languages: languages, stringsTablePolicy: policy))
     }

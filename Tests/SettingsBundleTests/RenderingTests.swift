@@ -13,46 +13,49 @@ import Testing
 
     @Test func bridgeControlRootPane() throws {
         let bundle = try BridgeControlTests.load()
-        #expect(bundle.renderText(lookup: Self.lookup) == """
-            GENERAL INFO
-              Commanding Officer  Jean-Luc Picard
-              Authorization Code  ••••
-              Rank                Captain
-              Warp Drive          OFF
+        #expect(
+            bundle.renderText(lookup: Self.lookup) == """
+                GENERAL INFO
+                  Commanding Officer  Jean-Luc Picard
+                  Authorization Code  ••••
+                  Rank                Captain
+                  Warp Drive          OFF
 
-            WARP FACTOR
-                                  5 (1–10)
+                WARP FACTOR
+                                      5 (1–10)
 
-            ADDITIONAL INFO
-              More Settings       >
+                ADDITIONAL INFO
+                  More Settings       >
 
-            """)
+                """)
     }
 
     @Test func bridgeControlInFrenchWithItsDefaults() throws {
         let bundle = try BridgeControlTests.load(LoadOptions(LANGUAGE: "fr", LANG: nil))
-        #expect(bundle.renderText { _, _ in nil } == """
-            INFORMATIONS GÉNÉRALES
-              Commandant
-              Code d’autorisation
-              Grade                Enseigne
-              Distorsion           ON
+        #expect(
+            bundle.renderText { _, _ in nil } == """
+                INFORMATIONS GÉNÉRALES
+                  Commandant
+                  Code d’autorisation
+                  Grade                Enseigne
+                  Distorsion           ON
 
-            FACTEUR DE DISTORSION
-                                   5 (1–10)
+                FACTEUR DE DISTORSION
+                                       5 (1–10)
 
-            INFORMATIONS SUPPLÉMENTAIRES
-              Autres réglages      >
+                INFORMATIONS SUPPLÉMENTAIRES
+                  Autres réglages      >
 
-            """)
-        #expect(bundle.renderText(pane: "More.plist", lookup: Self.lookup) == """
-            FAVORIS
-              Thé préféré             Earl Grey
-              Capitaine préféré       James T. Kirk
-              Gadget préféré          Tricordeur
-              Extraterrestre préféré  Vulcain
+                """)
+        #expect(
+            bundle.renderText(pane: "More.plist", lookup: Self.lookup) == """
+                FAVORIS
+                  Thé préféré             Earl Grey
+                  Capitaine préféré       James T. Kirk
+                  Gadget préféré          Tricordeur
+                  Extraterrestre préféré  Vulcain
 
-            """)
+                """)
     }
 
     @Test func bridgeControlDescription() throws {
@@ -64,9 +67,11 @@ import Testing
         #expect(root.sections.map(\.location) == [0, 5, 7].map { SpecifierLocation(file: "Root.plist", index: $0) })
         let general = root.sections[0].rows
         #expect(general.map(\.key) == ["officer", "authorizationCode", "rank", "warp"])
-        #expect(general[0].value == CurrentValue(value: "Jean-Luc Picard", source: .stored(origin: "com.example.bridge")))
+        #expect(
+            general[0].value == CurrentValue(value: "Jean-Luc Picard", source: .stored(origin: "com.example.bridge")))
         // The secure field: where the value comes from, but never the value.
-        #expect(general[1].value == CurrentValue(value: nil, source: .stored(origin: "com.example.bridge"), isMasked: true))
+        #expect(
+            general[1].value == CurrentValue(value: nil, source: .stored(origin: "com.example.bridge"), isMasked: true))
         #expect(general[1].control == .textField(isSecure: true, keyboardType: .numberPad))
         #expect(general[1].displayValue == "••••")
         #expect(general[3].control == .toggleSwitch(isOn: false))
@@ -81,7 +86,8 @@ import Testing
         let slider = try #require(root.sections[1].rows.first)
         #expect(slider.title == nil)
         #expect(slider.value == CurrentValue(value: .real(5), source: .bundleDefault))
-        #expect(slider.control == .slider(minimum: 1, maximum: 10, minimumImage: "turtle.png", maximumImage: "rabbit.png"))
+        #expect(
+            slider.control == .slider(minimum: 1, maximum: 10, minimumImage: "turtle.png", maximumImage: "rabbit.png"))
         #expect(slider.displayValue == "5 (1–10)")
 
         let child = try #require(root.sections[2].rows.first)
@@ -94,10 +100,14 @@ import Testing
         #expect(more.title == "More Settings")
         #expect(more.sections.map(\.title) == ["Favorites"])
         #expect(more.sections[0].rows.map(\.displayValue) == ["Earl Grey", "James T. Kirk", "Tricorder", "Vulcan"])
-        #expect(more.sections[0].rows.map(\.value?.source) == [.bundleDefault, .stored(origin: "com.example.bridge"),
-            .bundleDefault, .bundleDefault])
-        #expect(bundle.describe(pane: "Root.plist", expandingChildren: false, lookup: Self.lookup)?
-            .sections[2].rows[0].control == .childPane(file: "More.plist", pane: nil))
+        #expect(
+            more.sections[0].rows.map(\.value?.source) == [
+                .bundleDefault, .stored(origin: "com.example.bridge"),
+                .bundleDefault, .bundleDefault,
+            ])
+        #expect(
+            bundle.describe(pane: "Root.plist", expandingChildren: false, lookup: Self.lookup)?
+                .sections[2].rows[0].control == .childPane(file: "More.plist", pane: nil))
 
         let unset = try #require(bundle.describe { _, _ in nil })
         #expect(unset.sections[0].rows[0].value == CurrentValue(value: nil, source: .unset))
@@ -109,57 +119,76 @@ import Testing
     /// boolValue, hidden idioms and unknown types.
     @Test func everyKindOfRow() throws {
         let bundle = try TemporaryBundle()
-        try bundle.writePage("Root.plist", [
-            ["Type": "PSToggleSwitchSpecifier", "Key": "before", "Title": "Before any group", "DefaultValue": "YES"],
-            Spec.group("Display", footer: "Shown under the display rows."),
-            ["Type": "PSMultiValueSpecifier", "Key": "size", "Title": "Text Size", "DefaultValue": 2,
-             "Values": [1, 2, 3], "Titles": ["Small", "Medium", "Large"], "ShortTitles": ["S", "M", "L"]],
-            ["Type": "PSToggleSwitchSpecifier", "Key": "engine", "Title": "Engine", "DefaultValue": "Disabled",
-             "TrueValue": "Engaged", "FalseValue": "Disabled"],
-            ["Type": "PSToggleSwitchSpecifier", "Key": "padOnly", "Title": "Only on iPad", "DefaultValue": true,
-             "SupportedUserInterfaceIdioms": ["Pad"]],
-            ["Type": "IASKButtonSpecifier", "Key": "button", "Title": "A button"],
-            ["Type": "PSRadioGroupSpecifier", "Key": "theme", "Title": "Theme", "DefaultValue": "auto",
-             "Values": ["light", "dark", "auto"], "Titles": ["Light", "Dark", "Automatic"],
-             "FooterText": "Automatic follows the system."],
-            ["Type": "PSTitleValueSpecifier", "Key": "version", "Title": "Version", "DefaultValue": "1",
-             "Values": ["1"], "Titles": ["One"]],
-            ["Type": "PSTitleValueSpecifier", "Key": "build", "Title": "Build", "DefaultValue": 42],
-            ["Type": "PSTextFieldSpecifier", "Key": "token", "Title": "Token", "IsSecure": true],
-            Spec.group("", footer: "A gap with a footer\nover two lines."),
-            ["Type": "PSMultiValueSpecifier", "Key": "unknownValue", "Title": "Unmatched", "DefaultValue": 9,
-             "Values": [1], "Titles": ["One"]],
-        ])
+        try bundle.writePage(
+            "Root.plist",
+            [
+                [
+                    "Type": "PSToggleSwitchSpecifier", "Key": "before", "Title": "Before any group",
+                    "DefaultValue": "YES",
+                ],
+                Spec.group("Display", footer: "Shown under the display rows."),
+                [
+                    "Type": "PSMultiValueSpecifier", "Key": "size", "Title": "Text Size", "DefaultValue": 2,
+                    "Values": [1, 2, 3], "Titles": ["Small", "Medium", "Large"], "ShortTitles": ["S", "M", "L"],
+                ],
+                [
+                    "Type": "PSToggleSwitchSpecifier", "Key": "engine", "Title": "Engine", "DefaultValue": "Disabled",
+                    "TrueValue": "Engaged", "FalseValue": "Disabled",
+                ],
+                [
+                    "Type": "PSToggleSwitchSpecifier", "Key": "padOnly", "Title": "Only on iPad", "DefaultValue": true,
+                    "SupportedUserInterfaceIdioms": ["Pad"],
+                ],
+                ["Type": "IASKButtonSpecifier", "Key": "button", "Title": "A button"],
+                [
+                    "Type": "PSRadioGroupSpecifier", "Key": "theme", "Title": "Theme", "DefaultValue": "auto",
+                    "Values": ["light", "dark", "auto"], "Titles": ["Light", "Dark", "Automatic"],
+                    "FooterText": "Automatic follows the system.",
+                ],
+                [
+                    "Type": "PSTitleValueSpecifier", "Key": "version", "Title": "Version", "DefaultValue": "1",
+                    "Values": ["1"], "Titles": ["One"],
+                ],
+                ["Type": "PSTitleValueSpecifier", "Key": "build", "Title": "Build", "DefaultValue": 42],
+                ["Type": "PSTextFieldSpecifier", "Key": "token", "Title": "Token", "IsSecure": true],
+                Spec.group("", footer: "A gap with a footer\nover two lines."),
+                [
+                    "Type": "PSMultiValueSpecifier", "Key": "unknownValue", "Title": "Unmatched", "DefaultValue": 9,
+                    "Values": [1], "Titles": ["One"],
+                ],
+            ])
         let loaded = try bundle.load()
         // Rows after a gap belong to it; its footer comes under them.
-        #expect(loaded.renderText(lookup: StoredValue.lookup(in: ["engine": "Engaged"], origin: "app")) == """
-              Before any group  ON
+        #expect(
+            loaded.renderText(lookup: StoredValue.lookup(in: ["engine": "Engaged"], origin: "app")) == """
+                  Before any group  ON
 
-            DISPLAY
-              Text Size         M
-              Engine            ON
-                Shown under the display rows.
+                DISPLAY
+                  Text Size         M
+                  Engine            ON
+                    Shown under the display rows.
 
-            THEME
-                Light
-                Dark
-              ✓ Automatic
-                Automatic follows the system.
+                THEME
+                    Light
+                    Dark
+                  ✓ Automatic
+                    Automatic follows the system.
 
-              Version           One
-              Build             42
-              Token
+                  Version           One
+                  Build             42
+                  Token
 
-              Unmatched
-                A gap with a footer
-                over two lines.
+                  Unmatched
+                    A gap with a footer
+                    over two lines.
 
-            """)
+                """)
         let pane = try #require(loaded.describe { _, _ in nil })
         // The IASK button is kept in the description, as a row Settings does not show.
-        #expect(pane.sections[1].rows.map(\.type) == [
-            "PSMultiValueSpecifier", "PSToggleSwitchSpecifier", "IASKButtonSpecifier",
-        ])
+        #expect(
+            pane.sections[1].rows.map(\.type) == [
+                "PSMultiValueSpecifier", "PSToggleSwitchSpecifier", "IASKButtonSpecifier",
+            ])
         guard case .unknown(let raw) = pane.sections[1].rows[2].control else {
             Issue.record("the IASK button is not an unknown row")
             return
@@ -173,33 +202,47 @@ import Testing
 
     @Test func sortedByTitleAndWideCharacters() throws {
         let bundle = try TemporaryBundle()
-        try bundle.writePage("Root.plist", [
-            ["Type": "PSRadioGroupSpecifier", "Key": "fruit", "Title": "Fruit", "DefaultValue": "b",
-             "Values": ["c", "a", "b"], "Titles": ["cherry", "Apple", "banana"], "DisplaySortedByTitle": true],
-            ["Type": "PSToggleSwitchSpecifier", "Key": "wide", "Title": "名字", "DefaultValue": true],
-            ["Type": "PSToggleSwitchSpecifier", "Key": "narrow", "Title": "Name", "DefaultValue": false],
-        ])
+        try bundle.writePage(
+            "Root.plist",
+            [
+                [
+                    "Type": "PSRadioGroupSpecifier", "Key": "fruit", "Title": "Fruit", "DefaultValue": "b",
+                    "Values": ["c", "a", "b"], "Titles": ["cherry", "Apple", "banana"], "DisplaySortedByTitle": true,
+                ],
+                ["Type": "PSToggleSwitchSpecifier", "Key": "wide", "Title": "名字", "DefaultValue": true],
+                ["Type": "PSToggleSwitchSpecifier", "Key": "narrow", "Title": "Name", "DefaultValue": false],
+            ])
         let text = try bundle.load().renderText { _, _ in nil }
-        #expect(text == """
-            FRUIT
-                Apple
-              ✓ banana
-                cherry
+        #expect(
+            text == """
+                FRUIT
+                    Apple
+                  ✓ banana
+                    cherry
 
-              名字  ON
-              Name  OFF
+                  名字  ON
+                  Name  OFF
 
-            """)
+                """)
     }
 
     @Test func textColumns() {
-        #expect(PaneDescription(file: "x", title: nil, sections: [
-            .init(location: nil, title: nil, footer: nil, rows: [
-                .init(location: .init(file: "x", index: 0), type: nil, key: nil, suite: nil, title: "\u{200B}Zero",
-                      value: nil, control: .titleValue, displayValue: "a"),
-                .init(location: .init(file: "x", index: 1), type: nil, key: nil, suite: nil, title: "Four",
-                      value: nil, control: .titleValue, displayValue: "b"),
-            ]),
-        ]).renderedText() == "  \u{200B}Zero  a\n  Four  b\n")
+        #expect(
+            PaneDescription(
+                file: "x", title: nil,
+                sections: [
+                    .init(
+                        location: nil, title: nil, footer: nil,
+                        rows: [
+                            .init(
+                                location: .init(file: "x", index: 0), type: nil, key: nil, suite: nil,
+                                title: "\u{200B}Zero",
+                                value: nil, control: .titleValue, displayValue: "a"),
+                            .init(
+                                location: .init(file: "x", index: 1), type: nil, key: nil, suite: nil, title: "Four",
+                                value: nil, control: .titleValue, displayValue: "b"),
+                        ])
+                ]
+            ).renderedText() == "  \u{200B}Zero  a\n  Four  b\n")
     }
 }

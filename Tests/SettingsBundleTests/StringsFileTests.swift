@@ -23,7 +23,8 @@ import Testing
         case .utf32LEWithBOM:
             return [0xFF, 0xFE, 0, 0] + scalars.flatMap { v in (0..<4).map { UInt8((v >> (8 * $0)) & 0xFF) } }
         case .utf32BEWithBOM:
-            return [0, 0, 0xFE, 0xFF] + scalars.flatMap { v in (0..<4).reversed().map { UInt8((v >> (8 * $0)) & 0xFF) } }
+            return [0, 0, 0xFE, 0xFF]
+                + scalars.flatMap { v in (0..<4).reversed().map { UInt8((v >> (8 * $0)) & 0xFF) } }
         }
     }
 
@@ -41,8 +42,10 @@ import Testing
 
     @Test func binaryAndXMLPlistTables() throws {
         let values: [String: PlistValue] = ["Rank": "Grade", "Warp Drive": "Distorsion"]
-        for (format, expected) in [(PropertyListFile.Format.binary, StringsFile.Format.binaryPlist), (.xml, .xmlPlist)] {
-            let (file, diagnostics) = StringsFile.read(try PropertyListFile.encode(values, format: format), path: "t.strings")
+        for (format, expected) in [(PropertyListFile.Format.binary, StringsFile.Format.binaryPlist), (.xml, .xmlPlist)]
+        {
+            let (file, diagnostics) = StringsFile.read(
+                try PropertyListFile.encode(values, format: format), path: "t.strings")
             #expect(file.format == expected)
             #expect(file.entries == ["Rank": "Grade", "Warp Drive": "Distorsion"])
             #expect(diagnostics.isEmpty)
@@ -64,34 +67,38 @@ import Testing
             { "not" = "a key"; }
             """#
         let (file, diagnostics) = Self.read(text)
-        #expect(file.entries == [
-            "quote": "say \"hi\"", "backslash": "a\\b", "controls": "1\n2\t3", "unicode": "café 🚀", "octal": "AB",
-            "single": "it's", "unquoted_key.v2": "value/with:colons-and$", "shortcut": "shortcut",
-            "continued": "line\nnext",
-        ])
+        #expect(
+            file.entries == [
+                "quote": "say \"hi\"", "backslash": "a\\b", "controls": "1\n2\t3", "unicode": "café 🚀", "octal": "AB",
+                "single": "it's", "unquoted_key.v2": "value/with:colons-and$", "shortcut": "shortcut",
+                "continued": "line\nnext",
+            ])
         // The braces cannot start an entry: Apple's parser drops them silently; we say so.
-        #expect(diagnostics.map(\.description) == [
-            "en.lproj/Root.strings:11: warning STRINGS_TRAILING_TEXT: text after the last entry cannot start an entry "
-                + "and is ignored"
-        ])
+        #expect(
+            diagnostics.map(\.description) == [
+                "en.lproj/Root.strings:11: warning STRINGS_TRAILING_TEXT: text after the last entry cannot start an entry "
+                    + "and is ignored"
+            ])
     }
 
     @Test func aTableInBracesAndNestedValues() {
         let (file, diagnostics) = Self.read("{ \"a\" = \"b\"; \"list\" = (\"x\", \"y\",); \"blob\" = <0fbd 77>; }")
         #expect(file.entries == ["a": "b"])
-        #expect(diagnostics.map(\.description) == [
-            "en.lproj/Root.strings: warning STRINGS_VALUE_NOT_STRING: the value of \"blob\" is data; lookups of it show the key",
-            "en.lproj/Root.strings: warning STRINGS_VALUE_NOT_STRING: the value of \"list\" is an array; lookups of it show the key",
-        ])
+        #expect(
+            diagnostics.map(\.description) == [
+                "en.lproj/Root.strings: warning STRINGS_VALUE_NOT_STRING: the value of \"blob\" is data; lookups of it show the key",
+                "en.lproj/Root.strings: warning STRINGS_VALUE_NOT_STRING: the value of \"list\" is an array; lookups of it show the key",
+            ])
     }
 
     @Test func duplicateAndEmptyKeys() {
         let (file, diagnostics) = Self.read("\"\" = \"header\";\n\"a\" = \"first\";\n\n\"a\" = \"second\";\n")
         #expect(file.entries == ["": "header", "a": "second"])
-        #expect(diagnostics.map(\.description) == [
-            "en.lproj/Root.strings:4: warning STRINGS_DUPLICATE_KEY: \"a\" is defined on lines 2 and 4; the last one wins",
-            "en.lproj/Root.strings:1: info STRINGS_EMPTY_KEY: an entry has the empty key \"\"",
-        ])
+        #expect(
+            diagnostics.map(\.description) == [
+                "en.lproj/Root.strings:4: warning STRINGS_DUPLICATE_KEY: \"a\" is defined on lines 2 and 4; the last one wins",
+                "en.lproj/Root.strings:1: info STRINGS_EMPTY_KEY: an entry has the empty key \"\"",
+            ])
     }
 
     /// One syntax error anywhere abandons the whole table, as Apple's parser does.
@@ -109,7 +116,9 @@ import Testing
         #expect(file.format == .text(.utf8))
         #expect(diagnostics.map(\.code) == [.stringsUnparseable])
         #expect(diagnostics.first?.line == line)
-        #expect(diagnostics.first?.message == "\(message) (line \(line)); the whole table is ignored, as Apple's parser does")
+        #expect(
+            diagnostics.first?.message
+                == "\(message) (line \(line)); the whole table is ignored, as Apple's parser does")
     }
 
     @Test func topLevelsThatAreNotTables() {
@@ -132,12 +141,14 @@ import Testing
     }
 
     @Test func undecodableBytesAbandonTheTable() {
-        let (file, diagnostics) = StringsFile.read(Data([0x22, 0x61, 0x22, 0x20, 0x3D, 0x20, 0x22, 0xC3, 0x28, 0x22, 0x3B]), path: "bad.strings")
+        let (file, diagnostics) = StringsFile.read(
+            Data([0x22, 0x61, 0x22, 0x20, 0x3D, 0x20, 0x22, 0xC3, 0x28, 0x22, 0x3B]), path: "bad.strings")
         #expect(file.entries == nil)
         #expect(file.format == nil)
-        #expect(diagnostics.map(\.description) == [
-            "bad.strings: error STRINGS_UNPARSEABLE: not valid UTF-8 text; the whole table is ignored"
-        ])
+        #expect(
+            diagnostics.map(\.description) == [
+                "bad.strings: error STRINGS_UNPARSEABLE: not valid UTF-8 text; the whole table is ignored"
+            ])
         let lone = StringsFile.read(Data([0xFF, 0xFE, 0x00, 0xD8, 0x22, 0x00]), path: "lone.strings")
         #expect(lone.file.entries == nil)
         #expect(lone.diagnostics.first?.message == "not valid UTF-16LE+BOM text; the whole table is ignored")

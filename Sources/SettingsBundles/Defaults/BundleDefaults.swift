@@ -46,7 +46,9 @@ public struct BundleDefaults: Sendable, Hashable {
 
     public var isEmpty: Bool { app.isEmpty && suites.isEmpty }
 
-    mutating func register(_ value: PlistValue, forKey key: String, suite: DomainName?, from location: SpecifierLocation) {
+    mutating func register(
+        _ value: PlistValue, forKey key: String, suite: DomainName?, from location: SpecifierLocation
+    ) {
         if let suite { suites[suite, default: [:]][key] = value } else { app[key] = value }
         locations[Slot(suite: suite, key: key)] = location
     }

@@ -33,13 +33,17 @@ enum SpecifierChecks {
             if let intended = KeySpelling.suggestion(for: name, among: SpecifierSchema.allKeys), raw[intended] == nil {
                 misspelt[intended] = name
                 unknownKeyFindings.append(
-                    (.warning, .specMisspeltKey, "\"\(name)\" looks like a misspelling of \"\(intended)\"; Settings ignores it"))
+                    (
+                        .warning, .specMisspeltKey,
+                        "\"\(name)\" looks like a misspelling of \"\(intended)\"; Settings ignores it"
+                    ))
             } else if schemaKeys == nil {
                 continue
             } else if SpecifierSchema.allKeys.contains(name) {
                 unknownKeyFindings.append((.info, .specKeyNotForType, "\"\(name)\" is not documented for \(typeName)"))
             } else if SpecifierSchema.isInAppSettingsKit(name) {
-                unknownKeyFindings.append((.info, .specIASKKey, "InAppSettingsKit key \"\(name)\"; Settings ignores it"))
+                unknownKeyFindings.append(
+                    (.info, .specIASKKey, "InAppSettingsKit key \"\(name)\"; Settings ignores it"))
             } else {
                 unknownKeyFindings.append(
                     (.info, .specUndocumentedKey, "undocumented key \"\(name)\" = \(raw[name]?.quotedText ?? "")"))
@@ -76,19 +80,25 @@ enum SpecifierChecks {
             guard let value = raw[name], !allowed.contains(value.stringValue ?? "\u{0}") else { continue }
             add(
                 .warning, .enumInvalid,
-                "\(name) \(value.quotedText) is not one of \(allowed.joined(separator: ", ")); Settings uses its default")
+                "\(name) \(value.quotedText) is not one of \(allowed.joined(separator: ", ")); Settings uses its default"
+            )
         }
         if let idioms = raw["SupportedUserInterfaceIdioms"] {
-            let isValid = idioms.arrayValue?.allSatisfy { $0.stringValue.flatMap(Idiom.init(rawValue:)) != nil } ?? false
+            let isValid =
+                idioms.arrayValue?.allSatisfy { $0.stringValue.flatMap(Idiom.init(rawValue:)) != nil } ?? false
             if !isValid {
-                add(.warning, .idiomInvalid, "SupportedUserInterfaceIdioms \(idioms.quotedText) is not a list of Phone and Pad")
+                add(
+                    .warning, .idiomInvalid,
+                    "SupportedUserInterfaceIdioms \(idioms.quotedText) is not a list of Phone and Pad")
             }
         }
         for (name, expected) in SpecifierSchema.expectedTypes.sorted(by: { $0.key < $1.key }) {
             guard schemaKeys?.contains(name) ?? false, let value = raw[name], value.shortTypeName != expected else {
                 continue
             }
-            add(.warning, .keyWrongType, "\(name) is \(value.typeWithArticle) (\(value.quotedText)), not \(PlistValue.withArticle(expected))")
+            add(
+                .warning, .keyWrongType,
+                "\(name) is \(value.typeWithArticle) (\(value.quotedText)), not \(PlistValue.withArticle(expected))")
         }
         if let group = raw["ApplicationGroupContainerIdentifier"]?.stringValue, (try? DomainName(group)) == nil {
             add(.error, .suiteInvalid, "ApplicationGroupContainerIdentifier \"\(group)\" is not a valid domain name")
@@ -158,7 +168,8 @@ enum SpecifierChecks {
             if minimum >= maximum {
                 add(
                     .error, .sliderRange,
-                    "MinimumValue \(PlistValue.format(minimum)) is not below MaximumValue \(PlistValue.format(maximum))")
+                    "MinimumValue \(PlistValue.format(minimum)) is not below MaximumValue \(PlistValue.format(maximum))"
+                )
             } else if let value = raw["DefaultValue"]?.sliderNumber, !(minimum...maximum).contains(value) {
                 add(
                     .warning, .sliderDefaultOutOfRange,
@@ -202,7 +213,8 @@ enum SpecifierChecks {
             if !types.contains(value.shortTypeName) {
                 add(
                     .info, .defaultTypeDiffers,
-                    "DefaultValue \(value.typedText) equals a Value only numerically (Values are \(types.sorted().joined(separator: ", ")))")
+                    "DefaultValue \(value.typedText) equals a Value only numerically (Values are \(types.sorted().joined(separator: ", ")))"
+                )
             }
         } else if values.contains(where: { $0.comparableText == value.comparableText }) {
             add(

@@ -32,7 +32,7 @@ struct BundleFiles {
         // A walk of real directories only: a symbolic link to a directory is not entered (no
         // loops, no escape), and a symbolic link to a file is kept only when it stays inside.
         var pending = entries.map { ($0, 1) }
-        while case let (relative, depth)? = pending.popLast(), paths.count < Self.maximumFileCount {
+        while case (let relative, let depth)? = pending.popLast(), paths.count < Self.maximumFileCount {
             let url = root.appendingPathComponent(relative)
             let type = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.type] as? FileAttributeType
             switch type {
@@ -44,13 +44,16 @@ struct BundleFiles {
                 paths.append(relative)
             case .typeSymbolicLink?:
                 var isDirectory: ObjCBool = false
-                guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), !isDirectory.boolValue
+                guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory),
+                    !isDirectory.boolValue
                 else { continue }
                 if url.resolvingSymlinksInPath().path.hasPrefix(prefix) {
                     paths.append(relative)
                 } else {
                     diagnostics.append(
-                        Diagnostic(.warning, .fileOutsideBundle, file: relative, "a symbolic link out of the bundle; not read"))
+                        Diagnostic(
+                            .warning, .fileOutsideBundle, file: relative, "a symbolic link out of the bundle; not read")
+                    )
                 }
             default:
                 continue
@@ -60,7 +63,8 @@ struct BundleFiles {
         self.languages = entries.filter { name in
             var isDirectory: ObjCBool = false
             return name.hasSuffix(".lproj")
-                && FileManager.default.fileExists(atPath: root.appendingPathComponent(name).path, isDirectory: &isDirectory)
+                && FileManager.default.fileExists(
+                    atPath: root.appendingPathComponent(name).path, isDirectory: &isDirectory)
                 && isDirectory.boolValue
         }.map { String($0.dropLast(".lproj".count)) }.sorted()
         self.diagnostics = diagnostics
@@ -72,7 +76,9 @@ struct BundleFiles {
         let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.intValue ?? 0
         guard size <= BundleLoader.maximumFileSize else {
             diagnostics.append(
-                Diagnostic(.error, .fileTooLarge, file: path, "\(size) bytes; files above \(BundleLoader.maximumFileSize) are not read"))
+                Diagnostic(
+                    .error, .fileTooLarge, file: path,
+                    "\(size) bytes; files above \(BundleLoader.maximumFileSize) are not read"))
             return nil
         }
         guard let data = FileManager.default.contents(atPath: url.path) else {

@@ -132,7 +132,8 @@ struct BundleLoader {
             if reportedNonPages.insert(file).inserted {
                 let keys = root.keys.sorted().prefix(6).joined(separator: ", ")
                 diagnostics.append(
-                    Diagnostic(.error, .pageNoSpecifiers, file: file, "no PreferenceSpecifiers array (keys: \(keys))\(via)"))
+                    Diagnostic(
+                        .error, .pageNoSpecifiers, file: file, "no PreferenceSpecifiers array (keys: \(keys))\(via)"))
             }
             return false
         }
@@ -180,14 +181,16 @@ struct BundleLoader {
             let entries = root["PreferenceSpecifiers"]?.arrayValue
         else { return nil }
         for name in root.keys.sorted() where !SpecifierSchema.rootKeys.contains(name) {
-            if let intended = KeySpelling.suggestion(for: name, among: SpecifierSchema.rootKeys), root[intended] == nil {
+            if let intended = KeySpelling.suggestion(for: name, among: SpecifierSchema.rootKeys), root[intended] == nil
+            {
                 diagnostics.append(
                     Diagnostic(
                         .warning, .rootUnknownKey, file: file,
                         "\"\(name)\" looks like a misspelling of \"\(intended)\"; Settings ignores it"))
             } else {
                 diagnostics.append(
-                    Diagnostic(.info, .rootUnknownKey, file: file, "undocumented root key \"\(name)\"; Settings ignores it"))
+                    Diagnostic(
+                        .info, .rootUnknownKey, file: file, "undocumented root key \"\(name)\"; Settings ignores it"))
             }
         }
         var stringsTable: String?
@@ -224,7 +227,8 @@ struct BundleLoader {
             let location = SpecifierLocation(file: file, index: index)
             guard case .dictionary(let raw) = entry else {
                 diagnostics.append(
-                    Diagnostic(.error, .specNotDict, at: location, "\(entry.typeWithArticle), not a dictionary; skipped"))
+                    Diagnostic(
+                        .error, .specNotDict, at: location, "\(entry.typeWithArticle), not a dictionary; skipped"))
                 continue
             }
             diagnostics += SpecifierChecks.check(raw, at: location)
@@ -266,7 +270,8 @@ struct BundleLoader {
                         "File \"\(name)\" is not a page; InAppSettingsKit opens it (\(iask))"))
             } else {
                 diagnostics.append(
-                    Diagnostic(.error, .childFileMissing, at: location, "File \"\(name)\": no \(name).plist in the bundle"))
+                    Diagnostic(
+                        .error, .childFileMissing, at: location, "File \"\(name)\": no \(name).plist in the bundle"))
             }
             return nil
         }
@@ -343,7 +348,8 @@ struct BundleLoader {
                 diagnostics.append(
                     Diagnostic(
                         .info, .stringsTablePartial, file: page.file,
-                        "StringsTable \"\(table)\" is missing in \(missing.map { "\($0).lproj" }.joined(separator: ", "))"))
+                        "StringsTable \"\(table)\" is missing in \(missing.map { "\($0).lproj" }.joined(separator: ", "))"
+                    ))
             }
         } else if options.stringsTablePolicy == .apple {
             let name = Self.tableName(forPage: page.file)
@@ -369,7 +375,9 @@ struct BundleLoader {
                 let entries = root["PreferenceSpecifiers"]?.arrayValue
             else { continue }
             for case .dictionary(let raw) in entries {
-                guard let name = raw["File"]?.stringValue, !name.isEmpty, BundleFiles.staysInside(name) else { continue }
+                guard let name = raw["File"]?.stringValue, !name.isEmpty, BundleFiles.staysInside(name) else {
+                    continue
+                }
                 if let target = candidates(for: name).first(where: { plists[$0] != nil }), !reachable.contains(target) {
                     queue.append(target)
                 }

@@ -13,7 +13,9 @@ public enum TextEncoding: String, Sendable, Hashable, CaseIterable {
 
     /// The encoding of `bytes` and the length of its byte-order mark.
     static func detect(_ bytes: [UInt8]) -> (encoding: TextEncoding, markLength: Int) {
-        func starts(_ prefix: [UInt8]) -> Bool { bytes.count >= prefix.count && Array(bytes.prefix(prefix.count)) == prefix }
+        func starts(_ prefix: [UInt8]) -> Bool {
+            bytes.count >= prefix.count && Array(bytes.prefix(prefix.count)) == prefix
+        }
         if starts([0x00, 0x00, 0xFE, 0xFF]) { return (.utf32BEWithBOM, 4) }
         if starts([0xFF, 0xFE, 0x00, 0x00]) { return (.utf32LEWithBOM, 4) }
         if starts([0xEF, 0xBB, 0xBF]) { return (.utf8WithBOM, 3) }
@@ -38,7 +40,8 @@ public enum TextEncoding: String, Sendable, Hashable, CaseIterable {
             units.reserveCapacity(body.count / 2)
             var index = body.startIndex
             while index < body.endIndex {
-                let first = UInt16(body[index]), second = UInt16(body[index + 1])
+                let first = UInt16(body[index])
+                let second = UInt16(body[index + 1])
                 units.append(bigEndian ? first << 8 | second : second << 8 | first)
                 index += 2
             }
@@ -49,7 +52,8 @@ public enum TextEncoding: String, Sendable, Hashable, CaseIterable {
             var index = body.startIndex
             while index < body.endIndex {
                 let b = (0..<4).map { UInt32(body[index + $0]) }
-                let value = encoding == .utf32BEWithBOM
+                let value =
+                    encoding == .utf32BEWithBOM
                     ? b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3] : b[3] << 24 | b[2] << 16 | b[1] << 8 | b[0]
                 guard let scalar = Unicode.Scalar(value) else { return nil }
                 scalars.append(scalar)

@@ -44,7 +44,8 @@ public enum LanguageSelection {
                 if let name = byTag[candidate] { return name }
             }
             let primary = tag.split(separator: "-").first.map(String.init) ?? tag
-            if let name = sorted.first(where: { canonical($0).split(separator: "-").first.map(String.init) == primary }) {
+            if let name = sorted.first(where: { canonical($0).split(separator: "-").first.map(String.init) == primary })
+            {
                 return name
             }
         }

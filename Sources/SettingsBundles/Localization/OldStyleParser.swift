@@ -51,10 +51,12 @@ struct OldStyleParser {
             let start = parser.position
             let first = try parser.requiredObject()
             guard parser.skipWhitespaceAndComments() else {
-                return .success(Parsed(value: first, duplicates: parser.duplicates, emptyKeyLines: parser.emptyKeyLines))
+                return .success(
+                    Parsed(value: first, duplicates: parser.duplicates, emptyKeyLines: parser.emptyKeyLines))
             }
             guard case .string = first else {
-                throw Failure(message: "unexpected text after the property list", line: parser.line(at: parser.position))
+                throw Failure(
+                    message: "unexpected text after the property list", line: parser.line(at: parser.position))
             }
             // A string followed by more text: CF starts again and reads dictionary content.
             parser.position = start
@@ -78,7 +80,8 @@ struct OldStyleParser {
 
     /// 1-based line of a UTF-16 offset.
     func line(at offset: Int) -> Int {
-        var low = 0, high = newlineOffsets.count
+        var low = 0
+        var high = newlineOffsets.count
         while low < high {
             let mid = (low + high) / 2
             if newlineOffsets[mid] < offset { low = mid + 1 } else { high = mid }
@@ -122,8 +125,9 @@ struct OldStyleParser {
                 while position < units.count && !Self.isLineEnd(units[position]) { position += 1 }
             } else if unit == Self.slash, position + 1 < units.count, units[position + 1] == Self.star {
                 position += 2
-                while position < units.count && !(units[position] == Self.star && position + 1 < units.count
-                    && units[position + 1] == Self.slash)
+                while position < units.count
+                    && !(units[position] == Self.star && position + 1 < units.count
+                        && units[position + 1] == Self.slash)
                 {
                     position += 1
                 }

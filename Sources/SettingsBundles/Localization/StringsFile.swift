@@ -64,7 +64,8 @@ public struct StringsFile: Sendable, Hashable {
                     }
                     for line in parsed.emptyKeyLines {
                         diagnostics.append(
-                            Diagnostic(.info, .stringsEmptyKey, file: path, line: line, "an entry has the empty key \"\""))
+                            Diagnostic(
+                                .info, .stringsEmptyKey, file: path, line: line, "an entry has the empty key \"\""))
                     }
                     if let line = parsed.trailingTextLine {
                         diagnostics.append(

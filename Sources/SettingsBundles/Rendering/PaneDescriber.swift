@@ -38,7 +38,8 @@ extension SettingsBundle {
             switch specifier.kind {
             case .group(let footer):
                 close()
-                current = .init(location: specifier.location, title: text(specifier.title), footer: text(footer), rows: [])
+                current = .init(
+                    location: specifier.location, title: text(specifier.title), footer: text(footer), rows: [])
             case .radioGroup(_, let footer):
                 close()
                 current = .init(
@@ -108,9 +109,10 @@ extension SettingsBundle {
         case .titleValue(let choices):
             control = .titleValue
             if let shown {
-                display = choices.index(of: shown).flatMap { index in
-                    choices.titles.indices.contains(index) ? localized(choices.titles[index], in: page) : nil
-                } ?? shown.displayText
+                display =
+                    choices.index(of: shown).flatMap { index in
+                        choices.titles.indices.contains(index) ? localized(choices.titles[index], in: page) : nil
+                    } ?? shown.displayText
             }
         case .childPane(let child):
             var pane: PaneDescription?
@@ -122,8 +124,8 @@ extension SettingsBundle {
             control = .unknown(raw: specifier.raw)
         }
         return PaneDescription.Row(
-            location: specifier.location, type: specifier.type, key: specifier.key, suite: specifier.suite, title: title,
-            value: value, control: control, displayValue: display)
+            location: specifier.location, type: specifier.type, key: specifier.key, suite: specifier.suite,
+            title: title, value: value, control: control, displayValue: display)
     }
 
     /// Settings shows a toggle ON when its value equals TrueValue, OFF when it equals FalseValue,
@@ -134,18 +136,24 @@ extension SettingsBundle {
         return value.settingsBoolValue
     }
 
-    private func options(_ choices: Specifier.Choices, selected: PlistValue?, in page: Page) -> [PaneDescription.Option] {
+    private func options(_ choices: Specifier.Choices, selected: PlistValue?, in page: Page) -> [PaneDescription.Option]
+    {
         let selectedIndex = selected.flatMap(choices.index(of:))
         var options = choices.values.enumerated().map { index, value in
             PaneDescription.Option(
-                title: choices.titles.indices.contains(index) ? localized(choices.titles[index], in: page) : value.displayText,
-                shortTitle: choices.shortTitles.flatMap { $0.indices.contains(index) ? localized($0[index], in: page) : nil },
+                title: choices.titles.indices.contains(index)
+                    ? localized(choices.titles[index], in: page) : value.displayText,
+                shortTitle: choices.shortTitles.flatMap {
+                    $0.indices.contains(index) ? localized($0[index], in: page) : nil
+                },
                 value: value, isSelected: index == selectedIndex)
         }
         if choices.displaySortedByTitle {
             // Settings sorts with the user's locale; the chosen language stands in for it.
             let locale = Locale(identifier: language ?? "en")
-            options.sort { $0.title.compare($1.title, options: [.caseInsensitive], range: nil, locale: locale) == .orderedAscending }
+            options.sort {
+                $0.title.compare($1.title, options: [.caseInsensitive], range: nil, locale: locale) == .orderedAscending
+            }
         }
         return options
     }

@@ -17,7 +17,8 @@ extension PaneDescription {
             section.rows.filter { if case .unknown = $0.control { false } else { true } }
         }
         // A radio group's title is its section's header, not a row title: it takes no column.
-        let width = shown.joined().filter { if case .radioGroup = $0.control { false } else { true } }
+        let width =
+            shown.joined().filter { if case .radioGroup = $0.control { false } else { true } }
             .map { Self.columns($0.title ?? "") }.max() ?? 0
         var lines: [String] = []
         for (section, rows) in zip(sections, shown) {

@@ -26,7 +26,8 @@ public struct Page: Sendable, Hashable {
     /// index in the file, so it skips the entries that are not dictionaries.
     public var specifiers: [Specifier]
 
-    public init(file: String, format: Format, stringsTable: String?, applicationGroup: String?, specifiers: [Specifier]) {
+    public init(file: String, format: Format, stringsTable: String?, applicationGroup: String?, specifiers: [Specifier])
+    {
         self.file = file
         self.format = format
         self.stringsTable = stringsTable

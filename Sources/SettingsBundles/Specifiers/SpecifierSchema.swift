@@ -11,7 +11,9 @@ enum SpecifierSchema {
     static let childPane = "PSChildPaneSpecifier"
 
     /// Keys every element may carry.
-    private static let common: Set<String> = ["Type", "SupportedUserInterfaceIdioms", "ApplicationGroupContainerIdentifier"]
+    private static let common: Set<String> = [
+        "Type", "SupportedUserInterfaceIdioms", "ApplicationGroupContainerIdentifier",
+    ]
 
     /// The documented keys of each type.
     static let keys: [String: Set<String>] = [
@@ -24,8 +26,12 @@ enum SpecifierSchema {
             "Key", "DefaultValue", "MinimumValue", "MaximumValue", "MinimumValueImage", "MaximumValueImage",
         ]),
         titleValue: common.union(["Title", "Key", "DefaultValue", "Values", "Titles"]),
-        multiValue: common.union(["Title", "Key", "DefaultValue", "Values", "Titles", "ShortTitles", "DisplaySortedByTitle"]),
-        radioGroup: common.union(["Title", "FooterText", "Key", "DefaultValue", "Values", "Titles", "DisplaySortedByTitle"]),
+        multiValue: common.union([
+            "Title", "Key", "DefaultValue", "Values", "Titles", "ShortTitles", "DisplaySortedByTitle",
+        ]),
+        radioGroup: common.union([
+            "Title", "FooterText", "Key", "DefaultValue", "Values", "Titles", "DisplaySortedByTitle",
+        ]),
         childPane: common.union(["Title", "File"]),
     ]
 
