@@ -1,5 +1,10 @@
 /// Every kind of finding, with a stable code (the raw value) that tools and tests can match.
 /// docs/SETTINGS-BUNDLES.md lists them with their severities.
+///
+/// ```swift
+/// bundle.diagnostics.with(.stringsUnparseable).map(\.place) // ["en.lproj/Chat.strings:6"]
+/// DiagnosticCode.keyDuplicate.rawValue                        // "KEY_DUPLICATE"
+/// ```
 public enum DiagnosticCode: String, Sendable, Hashable, CaseIterable {
     // MARK: Files
 

@@ -1,6 +1,10 @@
 /// The text encodings Apple's property-list and `.strings` readers recognise, detected the way
 /// CoreFoundation does: a byte-order mark, else a zero in the first two bytes means UTF-16
 /// without a mark, else UTF-8.
+///
+/// ```swift
+/// StringsFile.read(bytes, path: "en.lproj/Root.strings").file.format // .text(.utf16LEWithBOM)
+/// ```
 public enum TextEncoding: String, Sendable, Hashable, CaseIterable {
     case utf8 = "UTF-8"
     case utf8WithBOM = "UTF-8+BOM"
