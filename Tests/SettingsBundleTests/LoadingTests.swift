@@ -261,7 +261,7 @@ import Testing
                 ["Type": "IASKButtonSpecifier", "Key": "button"],
                 ["Type": "PSRadioGroupSpecifier", "Key": "radio", "DefaultValue": 1, "Values": [], "Titles": []],
                 ["Type": "PSChildPaneSpecifier", "Title": "No file"],
-            ["Type": "PSTextFieldSpecifier", "Title": "No key", "DefaultValue": "x"],
+                ["Type": "PSTextFieldSpecifier", "Title": "No key", "DefaultValue": "x"],
             ], extra: ["StringTable": "Root", "Title": "Settings"])
         let loaded = try bundle.load()
         #expect(
@@ -300,7 +300,7 @@ import Testing
                 "Root.plist[13]: info SPEC_UNKNOWN_TYPE: \"IASKButtonSpecifier\" is not a type Settings knows; kept, not shown",
                 "Root.plist[14]: warning VALUES_EMPTY: Values is empty",
                 "Root.plist[15]: error SPEC_MISSING_FILE: PSChildPaneSpecifier without File",
-            "Root.plist[16]: error SPEC_MISSING_KEY: PSTextFieldSpecifier without Key",
+                "Root.plist[16]: error SPEC_MISSING_KEY: PSTextFieldSpecifier without Key",
                 "Root.plist[9]: warning KEY_DUPLICATE: \"choice\" is also declared at Root.plist[5]; the later DefaultValue wins",
             ])
         // Misspelt keys are ignored, as Settings ignores them: no default, no title.
