@@ -85,6 +85,11 @@ let package = Package(
         ),
         .testTarget(name: "DefaultsToolTests", dependencies: ["DefaultsTool", "DefaultsCore"]),
         .testTarget(
+            name: "SettingsBundleTests",
+            dependencies: ["SettingsBundles", "DefaultsCore"],
+            resources: [.copy("Fixtures")]
+        ),
+        .testTarget(
             name: "DaemonIntegrationTests",
             dependencies: ["DefaultsCore", "LineSocket", "defaultsd", "defaults"]
         ),

@@ -1,0 +1,97 @@
+import Foundation
+
+/// The files of a bundle directory: every regular file by path relative to the bundle, and its
+/// `.lproj` folders. Files that a symbolic link leads to outside the bundle are left out, so a
+/// bundle can never make the daemon read elsewhere.
+struct BundleFiles {
+    let root: URL
+    /// Relative paths, sorted.
+    let paths: [String]
+    /// `.lproj` folder names without the extension, sorted.
+    let languages: [String]
+    private(set) var diagnostics: [Diagnostic] = []
+
+    /// Bounds on what a bundle may hold; real ones have a few hundred files, three levels deep.
+    static let maximumFileCount = 10_000
+    static let maximumDepth = 8
+
+    init(directory: URL) throws(SettingsBundleError) {
+        let root = directory.standardizedFileURL.resolvingSymlinksInPath()
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: root.path, isDirectory: &isDirectory), isDirectory.boolValue
+        else {
+            throw SettingsBundleError(path: directory.path, reason: "not a directory")
+        }
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: root.path) else {
+            throw SettingsBundleError(path: directory.path, reason: "cannot list it")
+        }
+        self.root = root
+        var paths: [String] = []
+        var diagnostics: [Diagnostic] = []
+        let prefix = root.path.hasSuffix("/") ? root.path : root.path + "/"
+        // A walk of real directories only: a symbolic link to a directory is not entered (no
+        // loops, no escape), and a symbolic link to a file is kept only when it stays inside.
+        var pending = entries.map { ($0, 1) }
+        while case (let relative, let depth)? = pending.popLast(), paths.count < Self.maximumFileCount {
+            let url = root.appendingPathComponent(relative)
+            let type = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.type] as? FileAttributeType
+            switch type {
+            case .typeDirectory?:
+                guard depth < Self.maximumDepth else { continue }
+                let children = (try? FileManager.default.contentsOfDirectory(atPath: url.path)) ?? []
+                pending += children.map { (relative + "/" + $0, depth + 1) }
+            case .typeRegular?:
+                paths.append(relative)
+            case .typeSymbolicLink?:
+                var isDirectory: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory),
+                    !isDirectory.boolValue
+                else { continue }
+                if url.resolvingSymlinksInPath().path.hasPrefix(prefix) {
+                    paths.append(relative)
+                } else {
+                    diagnostics.append(
+                        Diagnostic(
+                            .warning, .fileOutsideBundle, file: relative, "a symbolic link out of the bundle; not read")
+                    )
+                }
+            default:
+                continue
+            }
+        }
+        self.paths = paths.sorted()
+        self.languages = entries.filter { name in
+            var isDirectory: ObjCBool = false
+            return name.hasSuffix(".lproj")
+                && FileManager.default.fileExists(
+                    atPath: root.appendingPathComponent(name).path, isDirectory: &isDirectory)
+                && isDirectory.boolValue
+        }.map { String($0.dropLast(".lproj".count)) }.sorted()
+        self.diagnostics = diagnostics
+    }
+
+    /// The bytes of a file, or nil (with a diagnostic) when it is too large or cannot be read.
+    func contents(of path: String, diagnostics: inout [Diagnostic]) -> Data? {
+        let url = root.appendingPathComponent(path)
+        let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.intValue ?? 0
+        guard size <= BundleLoader.maximumFileSize else {
+            diagnostics.append(
+                Diagnostic(
+                    .error, .fileTooLarge, file: path,
+                    "\(size) bytes; files above \(BundleLoader.maximumFileSize) are not read"))
+            return nil
+        }
+        guard let data = FileManager.default.contents(atPath: url.path) else {
+            let code: DiagnosticCode = path.hasSuffix(".strings") ? .stringsUnparseable : .plistUnparseable
+            diagnostics.append(Diagnostic(.error, code, file: path, "cannot be read"))
+            return nil
+        }
+        return data
+    }
+
+    /// False for a `File` that is absolute or climbs out with `..`: it is not followed.
+    static func staysInside(_ name: String) -> Bool {
+        !name.hasPrefix("/") && !name.split(separator: "/", omittingEmptySubsequences: false).contains("..")
+            && !name.contains("\u{0}")
+    }
+}
