@@ -23,11 +23,14 @@ let package = Package(
         // Shared by the server and every client; no networking.
         .target(name: "DefaultsCore"),
 
+        // Settings bundles: parsing, localisation, diagnostics, defaults, write checks, rendering.
+        .target(name: "SettingsBundles", dependencies: ["DefaultsCore"]),
+
         // The daemon: store (state owner), persistence, notifier, transport.
         .target(
             name: "DefaultsServer",
             dependencies: [
-                "DefaultsCore",
+                "DefaultsCore", "SettingsBundles",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

@@ -23,6 +23,8 @@ public final class DefaultsDaemon: Sendable {
     private let adopted = NIOLockedValueBox(false)
     private let group: MultiThreadedEventLoopGroup
     private let writer: NIOThreadPool
+    /// Reads Settings bundles off the event loop.
+    private let scanner: NIOThreadPool
     private let server: ServerContext
     private let listener = NIOLockedValueBox<Channel?>(nil)
 
@@ -33,15 +35,19 @@ public final class DefaultsDaemon: Sendable {
         // One loop owns all state, as in Redis; the writer thread does the disk work.
         self.group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         self.writer = NIOThreadPool(numberOfThreads: 1)
+        self.scanner = NIOThreadPool(numberOfThreads: 1)
         let loop = group.next()
         let store = DefaultsStore(eventLoop: loop, writer: writer, configuration: configuration, logger: logger)
-        self.server = ServerContext(store: store, configuration: configuration, logger: logger, daemonUID: getuid())
+        let bundles = InstalledBundles(eventLoop: loop, scannerThread: scanner, configuration: configuration, logger: logger)
+        store.check = { [unowned bundles] changeset in bundles.check(changeset) }
+        self.server = ServerContext(store: store, bundles: bundles, configuration: configuration, logger: logger, daemonUID: getuid())
     }
 
     /// Checks the storage directory and starts listening, on `listeningSocket` when one was passed
     /// in (socket activation), else on the configured path. Throws a readable error if either fails.
     public func start(listeningSocket: Int32? = nil) async throws {
         writer.start()
+        scanner.start()
         try DomainFiles(directory: configuration.storageDirectory, format: configuration.fileFormat).prepare()
         let server = self.server
         let bootstrap = ServerBootstrap(group: group)
@@ -78,7 +84,9 @@ public final class DefaultsDaemon: Sendable {
         }
         listener.withLockedValue { $0 = channel }
         let manager = self.manager
+        let scanInterval = configuration.settingsBundleScanInterval
         try await server.store.eventLoop.submit {
+            server.bundles.start(interval: scanInterval)
             manager.ready(status: server.statusLine)
             server.startReporting(to: manager)
         }.get()
@@ -93,6 +101,7 @@ public final class DefaultsDaemon: Sendable {
             let old = server.configuration
             server.configuration = configuration
             server.store.reconfigure(configuration)
+            server.bundles.reconfigure(configuration)
             return old
         }.get()
         if let old {
@@ -136,10 +145,12 @@ public final class DefaultsDaemon: Sendable {
         }
         let channels = (try? await loop.submit { () -> [Channel] in
             server.stopReporting()
+            server.bundles.stop()
             return Array(server.channels.values)
         }.get()) ?? []
         for channel in channels { try? await channel.close() }
         if listening != nil && !adopted.withLockedValue({ $0 }) { unlink(configuration.socketPath) }
+        try? await scanner.shutdownGracefully()
         try? await writer.shutdownGracefully()
         try? await group.shutdownGracefully()
         logger.info("defaultsd stopped; every write is on disk")

@@ -13,6 +13,9 @@ import Testing
     static let documentPath = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("docs/PROTOCOL.md").path
 
+    static let bundle = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("SettingsBundleTests/Fixtures/BridgeControl/Settings.bundle").path
+
     static func examples() throws -> [Example] {
         let lines = try String(contentsOfFile: documentPath, encoding: .utf8).components(separatedBy: "\n")
         var examples: [Example] = []
@@ -48,7 +51,7 @@ import Testing
     @Test func everyExampleProducesTheDocumentedOutput() throws {
         let examples = try Self.examples()
         #expect(examples.count >= 30)
-        let daemon = try DaemonProcess()
+        let daemon = try DaemonProcess(environment: ["LANG": "en_US.UTF-8", "LANGUAGE": ""])
         let asRoot = getuid() == 0
         if asRoot {
             // Lets the not_permitted example reach the socket as another user.
@@ -62,6 +65,7 @@ import Testing
             process.arguments = ["-c", example.command]
             var environment = ProcessInfo.processInfo.environment
             environment["SOCK"] = daemon.socketPath
+            environment["BUNDLE"] = Self.bundle
             process.environment = environment
             let output = Pipe()
             process.standardOutput = output

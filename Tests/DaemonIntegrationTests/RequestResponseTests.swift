@@ -86,15 +86,15 @@ import Testing
         try client.request(#"{"op":"apply","domain":"NSGlobalDomain","set":{"AppleLocale":"en_GB","fleet":"global"}}"#)
         #expect(try client.request(#"{"op":"register","defaults":{"warpFactor":5,"favoriteAlien":"Vulcan"}}"#) == #"{"ok":true,"count":2}"#)
         let suites = #""suites":["group.example.fleet"]"#
-        #expect(try client.request(#"{"op":"lookup","key":"warpFactor",\#(suites)}"#) == #"{"ok":true,"value":7,"domain":"com.example.bridge"}"#)
-        #expect(try client.request(#"{"op":"lookup","key":"fleet",\#(suites)}"#) == #"{"ok":true,"value":"Starfleet","domain":"group.example.fleet"}"#)
-        #expect(try client.request(#"{"op":"lookup","key":"fleet"}"#) == #"{"ok":true,"value":"global","domain":"NSGlobalDomain"}"#)
-        #expect(try client.request(#"{"op":"lookup","key":"favoriteAlien"}"#) == #"{"ok":true,"value":"Vulcan","domain":"NSRegistrationDomain"}"#)
-        #expect(try client.request(#"{"op":"lookup","key":"nothing"}"#) == #"{"ok":true,"value":null,"domain":null}"#)
-        #expect(try client.request(#"{"op":"lookup","key":"warpFactor","domain":"com.other"}"#) == #"{"ok":true,"value":5,"domain":"NSRegistrationDomain"}"#)
+        #expect(try client.request(#"{"op":"lookup","key":"warpFactor",\#(suites)}"#) == #"{"ok":true,"value":7,"domain":"com.example.bridge","layer":"persistent"}"#)
+        #expect(try client.request(#"{"op":"lookup","key":"fleet",\#(suites)}"#) == #"{"ok":true,"value":"Starfleet","domain":"group.example.fleet","layer":"persistent"}"#)
+        #expect(try client.request(#"{"op":"lookup","key":"fleet"}"#) == #"{"ok":true,"value":"global","domain":"NSGlobalDomain","layer":"persistent"}"#)
+        #expect(try client.request(#"{"op":"lookup","key":"favoriteAlien"}"#) == #"{"ok":true,"value":"Vulcan","domain":"NSRegistrationDomain","layer":"registration"}"#)
+        #expect(try client.request(#"{"op":"lookup","key":"nothing"}"#) == #"{"ok":true,"value":null,"domain":null,"layer":null}"#)
+        #expect(try client.request(#"{"op":"lookup","key":"warpFactor","domain":"com.other"}"#) == #"{"ok":true,"value":5,"domain":"NSRegistrationDomain","layer":"registration"}"#)
         // The registration domain belongs to the connection that registered it.
         let other = try daemon.connect()
-        #expect(try other.request(#"{"op":"lookup","key":"favoriteAlien","domain":"com.example.bridge"}"#) == #"{"ok":true,"value":null,"domain":null}"#)
+        #expect(try other.request(#"{"op":"lookup","key":"favoriteAlien","domain":"com.example.bridge"}"#) == #"{"ok":true,"value":null,"domain":null,"layer":null}"#)
     }
 
     @Test func exportAndImportAreXMLPropertyLists() throws {

@@ -251,11 +251,11 @@ import Testing
         #expect(process.terminationStatus == 0)
         let lines = text.split(separator: "\n").map(String.init)
         #expect(lines.first == "# effective configuration of defaultsd; configuration file: \(config)")
-        #expect(lines.contains(#"socket                      = "/run/user/4242/defaultsd/socket"  # default ($XDG_RUNTIME_DIR)"#))
-        #expect(lines.contains(#"storageDirectory            = "/home/picard/.config/defaultsd"  # default ($XDG_CONFIG_HOME)"#))
-        #expect(lines.contains(#"fileFormat                  = "binary"  # \#(config)"#))
-        #expect(lines.contains("coalesceMilliseconds        = 7  # --coalesce-ms"))
-        #expect(lines.count == 12)
+        #expect(lines.contains(#"socket                         = "/run/user/4242/defaultsd/socket"  # default ($XDG_RUNTIME_DIR)"#))
+        #expect(lines.contains(#"storageDirectory               = "/home/picard/.config/defaultsd"  # default ($XDG_CONFIG_HOME)"#))
+        #expect(lines.contains(#"fileFormat                     = "binary"  # \#(config)"#))
+        #expect(lines.contains("coalesceMilliseconds           = 7  # --coalesce-ms"))
+        #expect(lines.count == 14)
     }
 
     @Test func journaldLinesCarryTheirPriority() throws {

@@ -127,6 +127,26 @@ extension ConfigurationOption {
             },
             current: { .array($0.settingsBundleDirectories.map(ConfigurationValue.string)) }),
         ConfigurationOption(
+            key: "validateSettingsBundles", flag: nil,
+            summary: "Refuse (invalid_value) writes to keys a Settings bundle describes that its specifier does not allow.",
+            expected: "true or false", needsRestart: false,
+            apply: { value, configuration in
+                guard case .bool(let flag) = value else { return false }
+                configuration.validateSettingsBundles = flag
+                return true
+            },
+            current: { .bool($0.validateSettingsBundles) }),
+        ConfigurationOption(
+            key: "settingsBundleScanMilliseconds", flag: nil,
+            summary: "How often the Settings bundle directories are looked at for new, changed and removed bundles.",
+            expected: "an integer from 100 to 3600000", needsRestart: true,
+            apply: { value, configuration in
+                guard case .integer(let ms) = value, (100...3_600_000).contains(ms) else { return false }
+                configuration.settingsBundleScanInterval = .milliseconds(Int64(ms))
+                return true
+            },
+            current: { .integer(Int($0.settingsBundleScanInterval.nanoseconds / 1_000_000)) }),
+        ConfigurationOption(
             key: "managedPreferencesDirectory", flag: nil,
             summary: "Where administrators place forced preferences, one <domain>.plist each.",
             expected: "an absolute path", needsRestart: false,

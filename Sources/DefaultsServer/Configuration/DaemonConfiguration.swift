@@ -30,6 +30,10 @@ public struct DaemonConfiguration: Sendable {
     public var logLevel: Logger.Level = .info
     /// Where installed Settings bundles are looked for, `<dir>/<domain>/Settings.bundle` (system first).
     public var settingsBundleDirectories: [String] = []
+    /// Whether writes to keys a Settings bundle describes are checked against their specifiers.
+    public var validateSettingsBundles: Bool = true
+    /// How often the Settings bundle directories are looked at for new and changed bundles.
+    public var settingsBundleScanInterval: TimeAmount = .seconds(2)
     /// Where administrators place forced (managed) preferences, one `<domain>.plist` each.
     public var managedPreferencesDirectory: String = "/etc/defaultsd/managed"
 

@@ -1,6 +1,7 @@
 import DefaultsCore
 import Foundation
 import NIOCore
+import SettingsBundles
 
 /// A response that is ready now, or later (`synchronize` waits for the disk).
 enum PendingReply {
@@ -113,10 +114,24 @@ struct Operations {
             let appDomain = request.has("domain") ? try request.domain() : session.appDomain
             let list = SearchList(appDomain: appDomain, suites: try request.domains("suites") ?? [])
             let store = self.store
+            let bundles = server.bundles
             let found = try list.resolve(
                 key, values: { (domain) throws(DefaultsError) in try store.values(of: domain) },
+                bundleDefaults: { bundles.defaultsByDomain[$0] ?? [:] },
                 registration: session.registration)
-            return Reply([("value", .value(found?.0)), ("domain", .string(found?.1.name))])
+            return Reply([("value", .value(found?.0)), ("domain", .string(found?.1.name)), ("layer", .string(found?.1.layer))])
+
+        case "registerBundle":
+            let domain = try request.domain()
+            let installed = try server.bundles.register(domain, path: try request.string("path"))
+            return Reply([
+                ("path", .string(installed.path)),
+                ("diagnostics", .integer(Int64(installed.bundle.diagnostics.count))),
+                ("defaults", .values(installed.bundle.defaults.app)),
+            ])
+
+        case "describeBundle":
+            return try describeBundle(request)
 
         case "subscribe":
             if try request.bool("all") == true {
@@ -173,6 +188,48 @@ struct Operations {
         default:
             throw DefaultsError(.unknownOp, "unknown op \"\(request.op)\"")
         }
+    }
+
+    /// The resolved, localised pane tree of a domain's Settings bundle with current values.
+    private func describeBundle(_ request: Request) throws(DefaultsError) -> Reply {
+        let domain = try request.domain()
+        guard let installed = server.bundles.bundle(for: domain) else {
+            throw DefaultsError(.invalidParameter, "no Settings bundle is installed for \(domain)")
+        }
+        var bundle = installed.bundle
+        if let language = try request.optionalString("language"),
+            let localized = server.bundles.bundle(for: domain, languages: [language])
+        {
+            bundle = localized
+        }
+        var stored: [DomainName: [String: PlistValue]] = [:]
+        for suite in [domain] + bundle.specifiers.compactMap(\.suite) where stored[suite] == nil {
+            stored[suite] = try store.values(of: suite)
+        }
+        let lookup: ValueLookup = { key, suite in
+            let owner = suite ?? domain
+            return stored[owner]?[key].map { StoredValue($0, origin: owner.rawValue) }
+        }
+        let pane: PaneDescription?
+        if let file = try request.optionalString("pane") {
+            let name = file.hasSuffix(".plist") ? file : file + ".plist"
+            guard bundle.pages[name] != nil else {
+                throw DefaultsError(.invalidParameter, "the bundle has no pane \(file) (panes: \(bundle.pages.keys.sorted().joined(separator: ", ")))")
+            }
+            pane = bundle.describe(pane: name, lookup: lookup)
+        } else {
+            pane = bundle.describe(lookup: lookup)
+        }
+        var tree = JSONWriter()
+        if let pane { pane.write(into: &tree) } else { tree.null() }
+        var fields: [(String, Reply.Field)] = [
+            ("path", .string(installed.path)),
+            ("language", .string(bundle.language)),
+            ("diagnostics", .strings(bundle.diagnostics.map { "\($0)" })),
+            ("pane", .raw(tree.bytes)),
+        ]
+        if try request.bool("text") == true { fields.append(("text", .string(pane?.renderedText() ?? ""))) }
+        return Reply(fields)
     }
 
     private func generationReply(_ generation: Int64) -> Reply {

@@ -12,6 +12,8 @@ struct Reply {
         case strings([String])
         case generations([DomainName: Int64])
         case object(Reply)
+        /// Already-encoded JSON.
+        case raw([UInt8])
     }
 
     var fields: [(String, Field)] = []
@@ -42,6 +44,8 @@ struct Reply {
                     writer.integer(generation)
                 }
                 writer.endObject()
+            case .raw(let bytes):
+                writer.raw(bytes)
             case .object(let reply):
                 writer.beginObject()
                 reply.write(into: &writer)

@@ -19,6 +19,8 @@ public final class DefaultsStore: @unchecked Sendable {
     private let logger: Logger
     private(set) var maximumDomainBytes: Int
     private var domains: [DomainName: DomainState] = [:]
+    /// Checks a changeset before it is applied (the Settings bundles' specifiers); nil allows it.
+    var check: ((Changeset) -> DefaultsError?)?
     /// Generations of domains not loaded yet, read from the ledger on first use.
     private var ledger: [DomainName: Int64]?
 
@@ -81,6 +83,7 @@ public final class DefaultsStore: @unchecked Sendable {
                 .tooLarge,
                 "domain \(changeset.domain) would be \(newSize) bytes; the limit is \(maximumDomainBytes)")
         }
+        if let refusal = check?(changeset) { throw refusal }
         let effective = changeset.apply(to: &state.values)
         guard !effective.isEmpty else { return state.generation }
         state.size = newSize

@@ -7,6 +7,7 @@ import NIOCore
 /// Owned by the store's event loop; connection handlers run on the same loop.
 final class ServerContext: @unchecked Sendable {
     let store: DefaultsStore
+    let bundles: InstalledBundles
     /// Replaced on reload; read by new connections (line limit) and by the refusal checks.
     var configuration: DaemonConfiguration
     let logger: Logger
@@ -19,8 +20,9 @@ final class ServerContext: @unchecked Sendable {
     /// Open client channels, so shutdown can close them after the final flush.
     var channels: [UInt64: Channel] = [:]
 
-    init(store: DefaultsStore, configuration: DaemonConfiguration, logger: Logger, daemonUID: UInt32) {
+    init(store: DefaultsStore, bundles: InstalledBundles, configuration: DaemonConfiguration, logger: Logger, daemonUID: UInt32) {
         self.store = store
+        self.bundles = bundles
         self.configuration = configuration
         self.logger = logger
         self.daemonUID = daemonUID

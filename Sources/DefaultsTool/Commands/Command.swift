@@ -24,6 +24,7 @@ struct Command {
         case "find": try find(arguments)
         case "watch": try watch(arguments)
         case "sync": try sync(arguments)
+        case "settings": try settings(arguments)
         default: throw ToolError.usage
         }
     }

@@ -1,0 +1,184 @@
+import DefaultsCore
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import SettingsBundles
+
+/// The Settings bundles the daemon knows: their defaults layer and their write checks.
+///
+/// Owned by the store's event loop. A repeated task hands a `BundleScanner` to the scanner
+/// thread; what it found comes back to the loop, which swaps in the new bundles. Bundles
+/// registered over the socket (`registerBundle`) are remembered in the storage directory
+/// (`.defaultsd-bundles.plist`).
+final class InstalledBundles {
+    struct Installed {
+        var path: String
+        var signature: String
+        var bundle: SettingsBundle
+    }
+
+    private let eventLoop: EventLoop
+    private let scannerThread: NIOThreadPool
+    private let logger: Logger
+    private let registryPath: String
+    private var directories: [String]
+    private var options: LoadOptions
+    private(set) var validates: Bool
+    private var registered: [DomainName: String]
+    private(set) var installed: [DomainName: Installed] = [:]
+    /// Bundle defaults by the domain they apply to (an app's own, or a suite).
+    private(set) var defaultsByDomain: [DomainName: [String: PlistValue]] = [:]
+    private var scanning = false
+    private var task: RepeatedTask?
+
+    init(eventLoop: EventLoop, scannerThread: NIOThreadPool, configuration: DaemonConfiguration, logger: Logger) {
+        self.eventLoop = eventLoop
+        self.scannerThread = scannerThread
+        self.logger = logger
+        self.registryPath = configuration.storageDirectory + "/.defaultsd-bundles.plist"
+        self.directories = configuration.settingsBundleDirectories
+        self.validates = configuration.validateSettingsBundles
+        let environment = ProcessInfo.processInfo.environment
+        self.options = LoadOptions(LANGUAGE: environment["LANGUAGE"], LANG: environment["LANG"])
+        var registered: [DomainName: String] = [:]
+        if let data = FileManager.default.contents(atPath: registryPath), let values = try? PropertyListFile.decode(data) {
+            for (name, value) in values {
+                if case .string(let path) = value, let domain = try? DomainName(name) { registered[domain] = path }
+            }
+        }
+        self.registered = registered
+    }
+
+    /// Scans now, then every `interval`.
+    func start(interval: TimeAmount) {
+        rescan()
+        task = eventLoop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { [weak self] _ in
+            self?.eventLoop.execute { self?.rescan() }
+        }
+    }
+
+    func stop() { task?.cancel() }
+
+    func reconfigure(_ configuration: DaemonConfiguration) {
+        eventLoop.assertInEventLoop()
+        directories = configuration.settingsBundleDirectories
+        validates = configuration.validateSettingsBundles
+        rescan()
+    }
+
+    /// Registers (or replaces) the bundle of `domain` at `path`; answers once it is loaded.
+    func register(_ domain: DomainName, path: String) throws(DefaultsError) -> Installed {
+        eventLoop.assertInEventLoop()
+        var isDirectory: ObjCBool = false
+        guard path.hasPrefix("/"), FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw DefaultsError(.invalidParameter, "\"path\" must be the absolute path of a Settings.bundle directory")
+        }
+        let found = BundleScanner.Found(path: path, signature: BundleScanner.signature(of: path))
+        let bundle: SettingsBundle
+        do {
+            bundle = try scanner.load(found).get()
+        } catch {
+            throw DefaultsError(.invalidParameter, error.description)
+        }
+        registered[domain] = path
+        var values: [String: PlistValue] = [:]
+        for (domain, path) in registered { values[domain.rawValue] = .string(path) }
+        do {
+            try DomainFiles(directory: (registryPath as NSString).deletingLastPathComponent, format: .binary)
+                .writeAtomically(try PropertyListFile.encode(values, format: .binary), to: registryPath)
+        } catch {
+            logger.error("could not remember a registered settings bundle", metadata: ["error": "\(error)"])
+        }
+        let entry = Installed(path: path, signature: found.signature, bundle: bundle)
+        install(domain, entry)
+        rebuildDefaults()
+        return entry
+    }
+
+    /// The check of every value a changeset sets against the bundles describing its keys.
+    func check(_ changeset: Changeset) -> DefaultsError? {
+        guard validates, !installed.isEmpty else { return nil }
+        for (key, value) in changeset.changes {
+            guard let value else { continue }  // removing a key is always allowed
+            for (owner, entry) in installed {
+                // A bundle describes its own domain (suite nil) and the suites its specifiers name.
+                let suites: [DomainName?] = owner == changeset.domain ? [nil, changeset.domain] : [changeset.domain]
+                for suite in suites {
+                    if case .refused(let message) = entry.bundle.validate(value, forKey: key, suite: suite) {
+                        return DefaultsError(.invalidValue, message)
+                    }
+                }
+            }
+        }
+        return nil
+    }
+
+    func bundle(for domain: DomainName) -> Installed? { installed[domain] }
+
+    /// Loads a bundle again in another language (for `describeBundle`).
+    func bundle(for domain: DomainName, languages: [String]) -> SettingsBundle? {
+        guard let entry = installed[domain] else { return nil }
+        var options = self.options
+        options.languages = languages
+        return try? SettingsBundle.load(at: URL(fileURLWithPath: entry.path), options: options)
+    }
+
+    // MARK: - Scanning
+
+    private var scanner: BundleScanner { BundleScanner(directories: directories, registered: registered, options: options) }
+
+    private func rescan() {
+        eventLoop.assertInEventLoop()
+        guard !scanning else { return }
+        scanning = true
+        let scanner = self.scanner
+        let known = installed.mapValues(\.signature)
+        scannerThread.runIfActive(eventLoop: eventLoop) { () -> ([DomainName: BundleScanner.Found], [DomainName: Result<SettingsBundle, SettingsBundleError>]) in
+            let found = scanner.find()
+            var loaded: [DomainName: Result<SettingsBundle, SettingsBundleError>] = [:]
+            for (domain, entry) in found where known[domain] != entry.signature { loaded[domain] = scanner.load(entry) }
+            return (found, loaded)
+        }.assumeIsolated().whenComplete { [self] result in
+            scanning = false
+            guard case .success(let (found, loaded)) = result else { return }
+            var changed = false
+            for domain in installed.keys where found[domain] == nil {
+                installed[domain] = nil
+                changed = true
+                logger.info("settings bundle removed", metadata: ["domain": "\(domain)"])
+            }
+            for (domain, outcome) in loaded {
+                switch outcome {
+                case .success(let bundle):
+                    install(domain, Installed(path: found[domain]!.path, signature: found[domain]!.signature, bundle: bundle))
+                    changed = true
+                case .failure(let error):
+                    logger.error("settings bundle not loaded", metadata: ["domain": "\(domain)", "error": "\(error)"])
+                }
+            }
+            if changed { rebuildDefaults() }
+        }
+    }
+
+    private func install(_ domain: DomainName, _ entry: Installed) {
+        installed[domain] = entry
+        logger.info(
+            "settings bundle loaded",
+            metadata: ["domain": "\(domain)", "path": "\(entry.path)", "diagnostics": "\(entry.bundle.diagnostics.count)"])
+        for diagnostic in entry.bundle.diagnostics {
+            logger.debug("settings bundle diagnostic", metadata: ["domain": "\(domain)", "diagnostic": "\(diagnostic)"])
+        }
+    }
+
+    private func rebuildDefaults() {
+        var result: [DomainName: [String: PlistValue]] = [:]
+        for (domain, entry) in installed.sorted(by: { $0.key < $1.key }) {
+            result[domain, default: [:]].merge(entry.bundle.defaults.app) { _, new in new }
+            for (suite, values) in entry.bundle.defaults.suites {
+                result[suite, default: [:]].merge(values) { _, new in new }
+            }
+        }
+        defaultsByDomain = result
+    }
+}
