@@ -3,32 +3,23 @@ import Foundation
 /// Where things live when nobody says otherwise (XDG Base Directory conventions).
 public enum DefaultPaths {
     public static func storageDirectory(environment: [String: String]) -> String {
-        if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") {
-            return config + "/defaultsd"
-        }
-        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
-        return home + "/.config/defaultsd"
+        xdg("XDG_CONFIG_HOME", else: ".config", environment) + "/defaultsd"
     }
 
     public static func settingsBundleDirectories(environment: [String: String]) -> [String] {
-        let data: String
-        if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") {
-            data = xdg
-        } else {
-            data = (environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()) + "/.local/share"
-        }
-        return ["/usr/share/defaultsd/settings-bundles", data + "/defaultsd/settings-bundles"]
+        ["/usr/share/defaultsd/settings-bundles", xdg("XDG_DATA_HOME", else: ".local/share", environment) + "/defaultsd/settings-bundles"]
     }
 
     /// The configuration files looked for when `--config` is not given, in order.
     public static func configurationFiles(environment: [String: String]) -> [String] {
-        let config: String
-        if let xdg = environment["XDG_CONFIG_HOME"], xdg.hasPrefix("/") {
-            config = xdg
-        } else {
-            config = (environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()) + "/.config"
-        }
-        return [config + "/defaultsd/defaultsd.json", "/etc/defaultsd/defaultsd.json"]
+        [xdg("XDG_CONFIG_HOME", else: ".config", environment) + "/defaultsd/defaultsd.json", "/etc/defaultsd/defaultsd.json"]
+    }
+
+    /// An XDG base directory: the variable when it holds an absolute path, else `$HOME/<fallback>`.
+    static func xdg(_ variable: String, else fallback: String, _ environment: [String: String]) -> String {
+        if let value = environment[variable], value.hasPrefix("/") { return value }
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        return home + "/" + fallback
     }
 
     public static func socketPath(environment: [String: String], uid: UInt32) -> String {
