@@ -9,6 +9,8 @@ let package = Package(
         .executable(name: "defaultsd-bench", targets: ["DefaultsBench"]),
         .library(name: "DefaultsCore", targets: ["DefaultsCore"]),
         .library(name: "DefaultsServer", targets: ["DefaultsServer"]),
+        .library(name: "DefaultsClient", targets: ["DefaultsClient"]),
+        .executable(name: "BridgeControl", targets: ["BridgeControl"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
@@ -60,6 +62,25 @@ let package = Package(
                 "LineSocket", "DefaultsCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
+        ),
+
+        // The Swift client: a UserDefaults-shaped API with a local cache kept exact by events.
+        .target(
+            name: "DefaultsClient",
+            dependencies: [
+                "DefaultsCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]
+        ),
+
+        // The Bridge Control app of the classic iOS settings tutorial, on defaultsd.
+        .executableTarget(
+            name: "BridgeControl",
+            dependencies: ["DefaultsClient"],
+            path: "Examples/BridgeControl"
         ),
 
         .testTarget(name: "DefaultsCoreTests", dependencies: ["DefaultsCore"]),

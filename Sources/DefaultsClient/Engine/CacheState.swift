@@ -1,0 +1,148 @@
+import DefaultsCore
+import DequeModule
+import Foundation
+
+/// One place a view looks for a key, in search-list order.
+enum Source: Hashable, Sendable {
+    /// The view's `NSArgumentDomain` (command-line `-key value` pairs).
+    case argument
+    case persistent(DomainName)
+    /// The process-wide `NSRegistrationDomain`.
+    case registration
+}
+
+/// A local change to one domain, as sent to the daemon.
+enum Edit: Sendable {
+    /// Keys to set (a value) or remove (`nil`).
+    case changes([String: PlistValue?])
+    /// Every value of the domain (`replaceDomain`; empty for `deleteDomain`).
+    case replace([String: PlistValue])
+}
+
+/// A local write the daemon has not yet confirmed into ``DomainCache/confirmed``.
+struct PendingWrite {
+    let sequence: UInt64
+    let edit: Edit
+    /// The domain's generation in the daemon's answer; the write retires once the events have
+    /// brought ``DomainCache/generation`` to it.
+    var acknowledged: Int64?
+}
+
+/// What the client knows about one domain.
+///
+/// `visible` is `confirmed` with the pending local writes applied in order: reads see their own
+/// writes at once, and a refused write simply drops out of `pending`, which puts the daemon's
+/// value back.
+struct DomainCache {
+    /// The daemon's values as of `generation`, kept exact by `didChange` events.
+    var confirmed: [String: PlistValue] = [:]
+    var generation: Int64 = 0
+    var loaded = false
+    /// A load (subscribe + get) has been asked of the connection.
+    var requested = false
+    /// A reader was answered before the first load (the daemon was unreachable), so the first
+    /// load must notify what it changes.
+    var servedBeforeLoad = false
+    var pending: Deque<PendingWrite> = []
+    /// What reads see.
+    var visible: [String: PlistValue] = [:]
+
+    /// The value `key` has once the pending writes are applied to `confirmed`.
+    func overlaid(_ key: String) -> PlistValue? {
+        for write in pending.reversed() {
+            switch write.edit {
+            case .changes(let changes):
+                if let change = changes[key] { return change }
+            case .replace(let values):
+                return values[key]
+            }
+        }
+        return confirmed[key]
+    }
+
+    /// Recomputes `visible` for `keys`; answers the keys whose visible value changed.
+    mutating func refresh<Keys: Sequence>(_ keys: Keys) -> Set<String> where Keys.Element == String {
+        var changed = Set<String>()
+        for key in keys {
+            let value = overlaid(key)
+            if visible[key] != value {
+                visible[key] = value
+                changed.insert(key)
+            }
+        }
+        return changed
+    }
+
+    /// Every key some value of this domain has, anywhere (for edits that touch the whole domain).
+    func allKeys() -> Set<String> {
+        var keys = Set(confirmed.keys).union(visible.keys)
+        for write in pending {
+            switch write.edit {
+            case .changes(let changes): keys.formUnion(changes.keys)
+            case .replace(let values): keys.formUnion(values.keys)
+            }
+        }
+        return keys
+    }
+
+    static func keys(of edit: Edit, in domain: DomainCache) -> Set<String> {
+        switch edit {
+        case .changes(let changes): Set(changes.keys)
+        case .replace: domain.allKeys()
+        }
+    }
+
+    /// Removes the writes at the front whose generation the confirmed values have reached;
+    /// answers the keys they touched.
+    mutating func retire() -> Set<String> {
+        var touched = Set<String>()
+        while let first = pending.first, let generation = first.acknowledged, generation <= self.generation {
+            touched.formUnion(DomainCache.keys(of: first.edit, in: self))
+            pending.removeFirst()
+        }
+        return touched
+    }
+}
+
+/// One `SharedDefaults` instance as the cache sees it: its search list and volatile domains.
+struct ViewRecord {
+    let view: DefaultsView
+    var searchList: [Source]
+    /// Volatile domains by name; `NSArgumentDomain` is searched first.
+    var volatile: [String: [String: PlistValue]]
+
+    var persistentDomains: [DomainName] {
+        searchList.compactMap { if case .persistent(let d) = $0 { d } else { nil } }
+    }
+
+    func includes(_ domain: DomainName) -> Bool { searchList.contains(.persistent(domain)) }
+}
+
+/// Work for the connection, queued by any thread and drained by the event loop in order.
+enum OutboxItem: Sendable {
+    case load(DomainName)
+    case write(sequence: UInt64, domain: DomainName, line: [UInt8], ticket: Ticket?)
+    case synchronize(Ticket)
+    /// A caller started waiting for loads: release it at once if the daemon is unreachable.
+    case checkWaiters
+}
+
+/// A caller waiting for the first load of its search list.
+struct LoadWaiter {
+    var domains: Set<DomainName>
+    var ticket: Ticket
+}
+
+/// Everything the cache holds, guarded by ``Cache``'s mutex.
+struct CacheState {
+    var domains: [DomainName: DomainCache] = [:]
+    /// `NSRegistrationDomain`: process-wide (per daemon), never sent to the daemon.
+    var registration: [String: PlistValue] = [:]
+    var views: [ObjectIdentifier: ViewRecord] = [:]
+    var outbox: [OutboxItem] = []
+    var drainScheduled = false
+    var nextSequence: UInt64 = 0
+    /// Writes the daemon refused since the last `synchronize` answer.
+    var failures: [DefaultsClientError] = []
+    var loadWaiters: [LoadWaiter] = []
+}

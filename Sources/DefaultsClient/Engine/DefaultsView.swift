@@ -1,0 +1,110 @@
+import DefaultsCore
+import Foundation
+import Synchronization
+
+/// The resolved values of one ``SharedDefaults`` instance, and its observers.
+///
+/// Owner: ``Cache`` writes `snapshot` while holding its own lock (lock order: cache, then view);
+/// any thread reads it, taking only this view's lock, so a cached read is one uncontended lock and
+/// one dictionary lookup. `observers` is touched by the registering thread and the delivery queue.
+final class DefaultsView: Sendable {
+    struct Snapshot {
+        /// Key → the first value along the search list: `dictionaryRepresentation()`.
+        var resolved: [String: PlistValue] = [:]
+        /// Every persistent domain of the search list is loaded (or the wait for it gave up).
+        var ready = false
+    }
+
+    let snapshot = Mutex(Snapshot())
+    let observers = Mutex(ObserverRegistry())
+    /// The object posted with `didChangeNotification` (the `SharedDefaults`, or the
+    /// `UserDefaults` subclass wrapping it).
+    let owner = Mutex(WeakObject())
+
+    /// The cached value of `key`, or `.none` when the view is not ready yet.
+    @inline(__always)
+    func cached(_ key: String) -> PlistValue?? {
+        snapshot.withLock { snapshot in snapshot.ready ? .some(snapshot.resolved[key]) : .none }
+    }
+
+    func deliver(_ delivery: Delivery) {
+        var changeHandlers: [@Sendable (DefaultsChange) -> Void] = []
+        var keyCalls: [(@Sendable (PlistValue?) -> Void, PlistValue?)] = []
+        observers.withLock { registry in
+            if delivery.change != nil {
+                changeHandlers = registry.changeObservers.sorted { $0.key < $1.key }.map(\.value)
+            }
+            guard !delivery.values.isEmpty else { return }
+            for id in registry.keyObservers.keys.sorted() {
+                let key = registry.keyObservers[id]!.key
+                guard let value = delivery.values[key] else { continue }
+                if registry.keyObservers[id]!.last.map({ $0 != value }) ?? true {
+                    registry.keyObservers[id]!.last = .some(value)
+                    keyCalls.append((registry.keyObservers[id]!.handler, value))
+                }
+            }
+        }
+        if let change = delivery.change {
+            for handler in changeHandlers { handler(change) }
+        }
+        for (handler, value) in keyCalls { handler(value) }
+        if delivery.notify, let change = delivery.change, let object = owner.withLock({ $0.object }) {
+            NotificationCenter.default.post(
+                name: UserDefaults.didChangeNotification, object: object,
+                userInfo: [
+                    SharedDefaults.changedKeysKey: change.keys.sorted(),
+                    SharedDefaults.changedDomainKey: change.domain,
+                    SharedDefaults.changeOriginKey: change.origin,
+                ])
+        }
+    }
+
+    /// Sends a key observer the current value unless it already has it (run on the delivery queue).
+    func deliverCurrent(to id: Int) {
+        var call: ((@Sendable (PlistValue?) -> Void), PlistValue?)?
+        observers.withLock { registry in
+            guard let observer = registry.keyObservers[id] else { return }
+            let value = snapshot.withLock { $0.resolved[observer.key] }
+            if observer.last.map({ $0 != value }) ?? true {
+                registry.keyObservers[id]!.last = .some(value)
+                call = (observer.handler, value)
+            }
+        }
+        if let (handler, value) = call { handler(value) }
+    }
+}
+
+/// Observers of one view.
+struct ObserverRegistry {
+    struct KeyObserver {
+        let key: String
+        let handler: @Sendable (PlistValue?) -> Void
+        /// The value last sent, so no observer sees the same value twice in a row.
+        var last: PlistValue??
+    }
+
+    var nextID = 0
+    var changeObservers: [Int: @Sendable (DefaultsChange) -> Void] = [:]
+    var keyObservers: [Int: KeyObserver] = [:]
+
+    mutating func makeID() -> Int {
+        nextID += 1
+        return nextID
+    }
+}
+
+struct WeakObject: @unchecked Sendable {
+    weak var object: AnyObject?
+}
+
+/// One batch of changes for one view, computed under the cache lock and delivered, in order,
+/// on the delivery queue.
+struct Delivery: Sendable {
+    let view: DefaultsView
+    /// The domain-level change (nil when only resolved values moved, e.g. after `addSuite`).
+    let change: DefaultsChange?
+    /// Keys whose resolved value changed, with the new value (`nil`: now absent).
+    let values: [String: PlistValue?]
+    /// Post `UserDefaults.didChangeNotification`.
+    let notify: Bool
+}
