@@ -97,6 +97,10 @@ let package = Package(
             name: "DaemonIntegrationTests",
             dependencies: ["DefaultsCore", "LineSocket", "defaultsd"]
         ),
+        .testTarget(
+            name: "DefaultsClientTests",
+            dependencies: ["DefaultsClient", "DefaultsCore", "LineSocket", "defaultsd", "BridgeControl"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -35,13 +35,16 @@ extension SharedDefaults {
         return stream
     }
 
-    /// Calls `handler` with every change (see ``changes()``) until the token is cancelled or released.
+    /// Calls `handler` with every change (see ``changes()``) made after this call, until the token
+    /// is cancelled or released.
     public func observe(_ handler: @escaping @Sendable (DefaultsChange) -> Void) -> DefaultsObservation {
         let view = self.view
-        let id = view.observers.withLock { registry in
-            let id = registry.makeID()
-            registry.changeObservers[id] = handler
-            return id
+        let id = engine.cache.state.withLock { state in
+            view.observers.withLock { registry in
+                let id = registry.makeID()
+                registry.changeObservers[id] = ObserverRegistry.ChangeObserver(since: state.deliverySequence, handler: handler)
+                return id
+            }
         }
         return DefaultsObservation { view.observers.withLock { _ = $0.changeObservers.removeValue(forKey: id) } }
     }
@@ -51,12 +54,19 @@ extension SharedDefaults {
     public func observe(key: String, _ handler: @escaping @Sendable (PlistValue?) -> Void) -> DefaultsObservation {
         if !view.snapshot.withLock({ $0.ready }) { engine.waitUntilReady(view) }
         let view = self.view
-        let id = view.observers.withLock { registry in
-            let id = registry.makeID()
-            registry.keyObservers[id] = ObserverRegistry.KeyObserver(key: key, handler: handler, last: nil)
+        let queue = engine.cache.deliveryQueue
+        let id = engine.cache.state.withLock { state in
+            let id = view.observers.withLock { registry in
+                let id = registry.makeID()
+                registry.keyObservers[id] = ObserverRegistry.KeyObserver(
+                    since: state.deliverySequence, key: key, handler: handler, last: nil)
+                return id
+            }
+            // Queued under the cache lock: after every earlier change, before every later one.
+            let current = view.snapshot.withLock { $0.resolved[key] }
+            queue.async { view.deliverInitial(current, to: id) }
             return id
         }
-        engine.cache.deliveryQueue.async { view.deliverCurrent(to: id) }
         return DefaultsObservation { view.observers.withLock { _ = $0.keyObservers.removeValue(forKey: id) } }
     }
 }

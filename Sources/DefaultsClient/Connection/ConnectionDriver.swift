@@ -277,8 +277,7 @@ final class ConnectionDriver: @unchecked Sendable {
                     logger.warning("skipped a value the daemon sent", metadata: ["domain": "\(domain)", "key": "\(key)", "error": "\(error)"])
                 }
             }
-            let (tickets, deliveries) = cache.state.withLock { $0.load(domain, values: values, generation: generation) }
-            cache.deliver(deliveries)
+            let tickets = cache.update { $0.load(domain, values: values, generation: generation) }
             for ticket in tickets { ticket.succeed() }
 
         case .write(let sequence, let domain, let ticket):
@@ -286,11 +285,11 @@ final class ConnectionDriver: @unchecked Sendable {
             sent -= 1
             if let error {
                 logger.warning("defaultsd refused a write", metadata: ["domain": "\(domain)", "error": "\(error)"])
-                cache.deliver(cache.state.withLock { $0.refuse(sequence, in: domain, error: error) })
+                cache.update { ((), $0.refuse(sequence, in: domain, error: error)) }
                 ticket?.fail(.writeRefused(domain: domain.rawValue, error))
             } else {
                 if case .integer(let generation)? = json["generation"] {
-                    cache.deliver(cache.state.withLock { $0.acknowledge(sequence, in: domain, generation: generation) })
+                    cache.update { ((), $0.acknowledge(sequence, in: domain, generation: generation)) }
                 }
                 ticket?.succeed()
             }
@@ -327,7 +326,7 @@ final class ConnectionDriver: @unchecked Sendable {
             }
         }
         let origin = self.origin(of: json["origin"])
-        cache.deliver(cache.state.withLock { $0.applyEvent(to: domain, generation: generation, changes: changes, origin: origin) })
+        cache.update { ((), $0.applyEvent(to: domain, generation: generation, changes: changes, origin: origin)) }
     }
 
     private func origin(of json: JSON?) -> ChangeOrigin {

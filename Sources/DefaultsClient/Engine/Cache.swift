@@ -13,6 +13,9 @@ final class Ticket: Sendable {
 
     init(eventLoop: EventLoop) { promise = eventLoop.makePromise() }
 
+    /// A ticket nobody answered (its work was dropped with the engine) still completes its promise.
+    deinit { fail(.unavailable("the request was abandoned")) }
+
     func succeed() { if claim() { promise.succeed(()) } }
     func fail(_ error: DefaultsClientError) { if claim() { promise.fail(error) } }
 
@@ -51,27 +54,39 @@ final class Ticket: Sendable {
 /// Owner: none; the mutex makes it shared. Any thread applies local writes (read-your-writes
 /// needs them in the cache before `set` returns); the event loop applies the daemon's answers and
 /// events. Views are updated under this lock and read under their own. Observers are called
-/// later, in order, on `deliveryQueue`, never under a lock.
+/// later on `deliveryQueue`, never under a lock, in exactly the order the changes were made:
+/// deliveries are numbered and queued before the lock is released.
 final class Cache: Sendable {
     let state = Mutex(CacheState())
     let deliveryQueue = DispatchQueue(label: "defaultsd.client.delivery")
 
-    /// Runs `body` under the lock, then hands its deliveries to the delivery queue.
+    /// Runs `body` under the lock and queues its deliveries, in order, before unlocking.
     func update<R>(_ body: (inout CacheState) -> (R, [Delivery])) -> R {
-        let (result, deliveries) = state.withLock { body(&$0) }
-        deliver(deliveries)
-        return result
-    }
-
-    func deliver(_ deliveries: [Delivery]) {
-        guard !deliveries.isEmpty else { return }
-        deliveryQueue.async {
-            for delivery in deliveries { delivery.view.deliver(delivery) }
+        state.withLock { state in
+            let (result, deliveries) = body(&state)
+            state.enqueue(deliveries, on: deliveryQueue)
+            return result
         }
     }
 }
 
 extension CacheState {
+    // MARK: Deliveries
+
+    /// Numbers the deliveries and queues them (call with the lock held, so the order is the
+    /// order of the changes).
+    mutating func enqueue(_ deliveries: [Delivery], on queue: DispatchQueue) {
+        guard !deliveries.isEmpty else { return }
+        var numbered = deliveries
+        for index in numbered.indices {
+            deliverySequence += 1
+            numbered[index].sequence = deliverySequence
+        }
+        queue.async { [numbered] in
+            for delivery in numbered { delivery.view.deliver(delivery) }
+        }
+    }
+
     // MARK: Outbox
 
     /// Asks the connection to load (get and subscribe to) a domain, once.
@@ -202,7 +217,30 @@ extension CacheState {
             cache.pending[index].acknowledged = generation
             return cache.refresh(cache.retire())
         }
-        return propagate(changed, of: domain, origin: .local)
+        // A retiring write only changes what reads see when someone else wrote the key after it.
+        return propagateRevealed(changed, of: domain, otherwise: .local)
+    }
+
+    /// Propagates changed keys, each with the origin of its confirmed value when a pending write
+    /// had hidden it (and the write has now retired), else with `otherwise`.
+    private mutating func propagateRevealed(_ changed: Set<String>, of domain: DomainName, otherwise: ChangeOrigin) -> [Delivery] {
+        var byOrigin: [ChangeOrigin: Set<String>] = [:]
+        modify(domain) { cache in
+            for key in changed {
+                byOrigin[cache.hiddenOrigins.removeValue(forKey: key) ?? otherwise, default: []].insert(key)
+            }
+            if !cache.hiddenOrigins.isEmpty {
+                cache.hiddenOrigins = cache.hiddenOrigins.filter { key, _ in
+                    cache.pending.contains { DomainCache.touches($0.edit, key) }
+                }
+            }
+        }
+        guard !byOrigin.isEmpty else { return [] }
+        var deliveries: [Delivery] = []
+        for (origin, keys) in byOrigin.sorted(by: { $0.value.sorted().first! < $1.value.sorted().first! }) {
+            deliveries += propagate(keys, of: domain, origin: origin)
+        }
+        return deliveries
     }
 
     /// The daemon refused write `sequence`: drop it, which puts the daemon's values back.
@@ -230,11 +268,14 @@ extension CacheState {
     ) -> [Delivery] {
         guard let cache = domains[domain], cache.loaded, generation > cache.generation else { return [] }
         let changed: Set<String> = modify(domain) { cache in
-            for (key, value) in changes { cache.confirmed[key] = value }
+            for (key, value) in changes {
+                cache.confirmed[key] = value
+                if cache.pending.contains(where: { DomainCache.touches($0.edit, key) }) { cache.hiddenOrigins[key] = origin }
+            }
             cache.generation = generation
             return cache.refresh(Set(changes.keys).union(cache.retire()))
         }
-        return propagate(changed, of: domain, origin: origin)
+        return propagateRevealed(changed, of: domain, otherwise: origin)
     }
 
     /// A whole domain as `get` answered it, on first use or after (re)connecting. Notifies what
@@ -254,6 +295,7 @@ extension CacheState {
             let keys = cache.allKeys().union(values.keys)
             cache.confirmed = values
             cache.generation = generation
+            cache.hiddenOrigins.removeAll()
             cache.loaded = true
             cache.servedBeforeLoad = false
             _ = cache.retire()

@@ -46,6 +46,9 @@ struct DomainCache {
     var pending: Deque<PendingWrite> = []
     /// What reads see.
     var visible: [String: PlistValue] = [:]
+    /// Who made the confirmed value of a key that a pending write still hides; when the write
+    /// retires and the value shows, the change is theirs.
+    var hiddenOrigins: [String: ChangeOrigin] = [:]
 
     /// The value `key` has once the pending writes are applied to `confirmed`.
     func overlaid(_ key: String) -> PlistValue? {
@@ -83,6 +86,13 @@ struct DomainCache {
             }
         }
         return keys
+    }
+
+    static func touches(_ edit: Edit, _ key: String) -> Bool {
+        switch edit {
+        case .changes(let changes): changes[key] != nil
+        case .replace: true
+        }
     }
 
     static func keys(of edit: Edit, in domain: DomainCache) -> Set<String> {
@@ -145,4 +155,6 @@ struct CacheState {
     /// Writes the daemon refused since the last `synchronize` answer.
     var failures: [DefaultsClientError] = []
     var loadWaiters: [LoadWaiter] = []
+    /// The number of the last delivery queued; an observer ignores deliveries queued before it.
+    var deliverySequence: UInt64 = 0
 }

@@ -32,15 +32,18 @@ final class DefaultsView: Sendable {
         var keyCalls: [(@Sendable (PlistValue?) -> Void, PlistValue?)] = []
         observers.withLock { registry in
             if delivery.change != nil {
-                changeHandlers = registry.changeObservers.sorted { $0.key < $1.key }.map(\.value)
+                for id in registry.changeObservers.keys.sorted() {
+                    let observer = registry.changeObservers[id]!
+                    if observer.since < delivery.sequence { changeHandlers.append(observer.handler) }
+                }
             }
             guard !delivery.values.isEmpty else { return }
             for id in registry.keyObservers.keys.sorted() {
-                let key = registry.keyObservers[id]!.key
-                guard let value = delivery.values[key] else { continue }
-                if registry.keyObservers[id]!.last.map({ $0 != value }) ?? true {
+                let observer = registry.keyObservers[id]!
+                guard observer.since < delivery.sequence, let value = delivery.values[observer.key] else { continue }
+                if observer.last.map({ $0 != value }) ?? true {
                     registry.keyObservers[id]!.last = .some(value)
-                    keyCalls.append((registry.keyObservers[id]!.handler, value))
+                    keyCalls.append((observer.handler, value))
                 }
             }
         }
@@ -59,24 +62,28 @@ final class DefaultsView: Sendable {
         }
     }
 
-    /// Sends a key observer the current value unless it already has it (run on the delivery queue).
-    func deliverCurrent(to id: Int) {
-        var call: ((@Sendable (PlistValue?) -> Void), PlistValue?)?
-        observers.withLock { registry in
-            guard let observer = registry.keyObservers[id] else { return }
-            let value = snapshot.withLock { $0.resolved[observer.key] }
-            if observer.last.map({ $0 != value }) ?? true {
-                registry.keyObservers[id]!.last = .some(value)
-                call = (observer.handler, value)
-            }
+    /// Sends a new key observer the value its key had when it registered (on the delivery queue,
+    /// queued at registration, so before any later change).
+    func deliverInitial(_ value: PlistValue?, to id: Int) {
+        let handler: (@Sendable (PlistValue?) -> Void)? = observers.withLock { registry in
+            guard registry.keyObservers[id] != nil, registry.keyObservers[id]!.last == nil else { return nil }
+            registry.keyObservers[id]!.last = .some(value)
+            return registry.keyObservers[id]!.handler
         }
-        if let (handler, value) = call { handler(value) }
+        handler?(value)
     }
 }
 
 /// Observers of one view.
 struct ObserverRegistry {
+    struct ChangeObserver {
+        /// The last delivery queued before it registered; it sees only later ones.
+        let since: UInt64
+        let handler: @Sendable (DefaultsChange) -> Void
+    }
+
     struct KeyObserver {
+        let since: UInt64
         let key: String
         let handler: @Sendable (PlistValue?) -> Void
         /// The value last sent, so no observer sees the same value twice in a row.
@@ -84,7 +91,7 @@ struct ObserverRegistry {
     }
 
     var nextID = 0
-    var changeObservers: [Int: @Sendable (DefaultsChange) -> Void] = [:]
+    var changeObservers: [Int: ChangeObserver] = [:]
     var keyObservers: [Int: KeyObserver] = [:]
 
     mutating func makeID() -> Int {
@@ -107,4 +114,6 @@ struct Delivery: Sendable {
     let values: [String: PlistValue?]
     /// Post `UserDefaults.didChangeNotification`.
     let notify: Bool
+    /// Its place in the order of all deliveries, given when it is queued.
+    var sequence: UInt64 = 0
 }

@@ -48,11 +48,10 @@ final class Engine: Sendable {
     /// outbox needs it.
     @discardableResult
     func perform<R>(_ body: (inout CacheState) -> (R, [Delivery])) -> R {
-        let (result, deliveries, kick) = cache.state.withLock { state in
+        let (result, kick) = cache.update { state in
             let (result, deliveries) = body(&state)
-            return (result, deliveries, state.needsDrain())
+            return ((result, state.needsDrain()), deliveries)
         }
-        cache.deliver(deliveries)
         if kick { driver.kick() }
         return result
     }
@@ -87,38 +86,41 @@ final class Engine: Sendable {
     /// Blocks until every persistent domain of the view is loaded, the daemon turns out to be
     /// unreachable, or `loadTimeout` passes; then the view answers from what it has.
     func waitUntilReady(_ view: DefaultsView) {
-        let ticket = Ticket(eventLoop: eventLoop)
-        let waiting: Bool = perform { state in
-            guard let record = state.views[ObjectIdentifier(view)] else { return (false, []) }
+        let eventLoop = self.eventLoop
+        let ticket: Ticket? = perform { state in
+            guard let record = state.views[ObjectIdentifier(view)] else { return (nil, []) }
             let missing = record.persistentDomains.filter { !state.isAvailable($0) }
             guard !missing.isEmpty else {
                 view.snapshot.withLock { $0.ready = true }
-                return (false, [])
+                return (nil, [])
             }
             for domain in missing { state.requestLoad(domain) }
+            let ticket = Ticket(eventLoop: eventLoop)
             state.loadWaiters.append(LoadWaiter(domains: Set(missing), ticket: ticket))
             state.outbox.append(.checkWaiters)
-            return (true, [])
+            return (ticket, [])
         }
-        guard waiting else { return }
-        if !eventLoop.inEventLoop, case .success = wait(for: ticket, timeout: configuration.loadTimeout) { return }
+        guard let ticket else { return }
         if eventLoop.inEventLoop {
             logger.warning("a read on the client's event loop cannot wait for the daemon; answering from the cache")
+        } else if case .success = wait(for: ticket, timeout: configuration.loadTimeout) {
+            return
         }
         cache.state.withLock { $0.giveUpWaiting(for: view) }
     }
 
     /// Loads one domain (for `persistentDomain(forName:)`) and waits as `waitUntilReady` does.
     func waitUntilLoaded(_ domain: DomainName) {
-        let ticket = Ticket(eventLoop: eventLoop)
-        let waiting: Bool = perform { state in
-            guard !state.isAvailable(domain) else { return (false, []) }
+        let eventLoop = self.eventLoop
+        let ticket: Ticket? = perform { state in
+            guard !state.isAvailable(domain) else { return (nil, []) }
             state.requestLoad(domain)
+            let ticket = Ticket(eventLoop: eventLoop)
             state.loadWaiters.append(LoadWaiter(domains: [domain], ticket: ticket))
             state.outbox.append(.checkWaiters)
-            return (true, [])
+            return (ticket, [])
         }
-        guard waiting, !eventLoop.inEventLoop else { return }
+        guard let ticket, !eventLoop.inEventLoop else { return }
         if case .failure = wait(for: ticket, timeout: configuration.loadTimeout) {
             cache.state.withLock { $0.domains[domain]?.servedBeforeLoad = true }
         }
