@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "DefaultsServer", targets: ["DefaultsServer"]),
         .library(name: "DefaultsClient", targets: ["DefaultsClient"]),
         .executable(name: "BridgeControl", targets: ["BridgeControl"]),
+        .executable(name: "defaultsd-client-bench", targets: ["DefaultsClientBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
@@ -81,6 +82,12 @@ let package = Package(
             name: "BridgeControl",
             dependencies: ["DefaultsClient"],
             path: "Examples/BridgeControl"
+        ),
+
+        // Cached read cost of the client against Foundation's UserDefaults (docs/CLIENT.md).
+        .executableTarget(
+            name: "DefaultsClientBench",
+            dependencies: ["DefaultsClient", "DefaultsCore"]
         ),
 
         .testTarget(name: "DefaultsCoreTests", dependencies: ["DefaultsCore"]),
