@@ -96,6 +96,44 @@ struct CoherenceTests {
         #expect(defaults.integer(forKey: "warpFactor") == 8)
     }
 
+    @Test(
+        "a socket-activated daemon is started by the client's first read",
+        .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-socket-activate")))
+    func socketActivation() throws {
+        let daemon = try DaemonProcess()
+        _ = try rawRequest(daemon, #"{"op":"set","domain":"com.example.BridgeControl","key":"warpFactor","value":8}"#)
+        #expect(daemon.terminate() == 0)
+
+        let socketPath = daemon.directory + "/activated.socket"
+        let activator = Process()
+        activator.executableURL = URL(fileURLWithPath: "/usr/bin/systemd-socket-activate")
+        activator.arguments = [
+            "--listen=" + socketPath, DaemonProcess.binary, "--storage-dir", daemon.storagePath,
+            "--socket", daemon.directory + "/unused.socket",
+        ]
+        let errors = Pipe()
+        activator.standardError = errors
+        activator.standardOutput = FileHandle.nullDevice
+        let log = LogBuffer()
+        errors.fileHandleForReading.readabilityHandler = { handle in
+            let chunk = handle.availableData
+            if chunk.isEmpty { handle.readabilityHandler = nil } else { _ = log.append(String(decoding: chunk, as: UTF8.self)) }
+        }
+        try activator.run()
+        defer { if activator.isRunning { activator.terminate(); activator.waitUntilExit() } }
+        #expect(log.wait(for: "Listening on", timeout: 10))
+        #expect(!log.text.contains("listening on a socket passed"))  // not started yet
+
+        var config = configuration(daemon)
+        config.socketPath = socketPath
+        let defaults = SharedDefaults(configuration: config)
+        #expect(defaults.integer(forKey: "warpFactor") == 8)
+        #expect(log.wait(for: "listening on a socket passed by the service manager", timeout: 10))
+        defaults.set(9, forKey: "warpFactor")
+        #expect(defaults.synchronize())
+        #expect(try daemon.storedValues("com.example.BridgeControl") == ["warpFactor": 9])
+    }
+
     @Test("synchronize() returns true only once the writes are on disk")
     func synchronizeIsDurable() throws {
         let daemon = try DaemonProcess(arguments: ["--coalesce-ms", "5000"])  // no early write-behind

@@ -56,6 +56,7 @@ struct ObservationTests {
 
         defaults.set(5, forKey: "bridge.warp.factor")
         #expect(await values.wait { $0.count == 2 })
+        #expect(defaults.synchronize())  // the local write reaches the daemon before the next one
         _ = try rawRequest(daemon, #"{"op":"set","domain":"com.example.BridgeControl","key":"bridge.warp.factor","value":7.5}"#)
         #expect(await values.wait { $0.count == 3 })
         defaults.set("unrelated", forKey: "bridge.warp")  // another key: no element

@@ -73,6 +73,7 @@ struct SubclassTests {
         defaults.set("Ensign", forKey: "rank")
         let local = try await notifications.recorder.first { $0.keys == ["rank"] }
         #expect(local.isFromObject && local.origin == .local)
+        #expect(defaults.synchronize())  // the local write reaches the daemon first
         _ = try rawRequest(daemon, #"{"op":"set","domain":"com.example.BridgeControl","key":"rank","value":"Captain"}"#)
         let remote = try await notifications.recorder.first { $0.origin != .local }
         #expect(remote.isFromObject && remote.keys == ["rank"])

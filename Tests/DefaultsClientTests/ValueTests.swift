@@ -178,3 +178,24 @@ struct ValueTests {
         ])
     }
 }
+
+@Suite("Configuration from the environment")
+struct ConfigurationTests {
+    @Test("DEFAULTSD_SOCKET and DEFAULTSD_APP_DOMAIN override the defaults; names are made valid")
+    func environment() {
+        let explicit = DefaultsConfiguration.fromEnvironment([
+            "DEFAULTSD_SOCKET": "/run/test/socket", "DEFAULTSD_APP_DOMAIN": "com.example.BridgeControl",
+            "XDG_RUNTIME_DIR": "/run/user/1000",
+        ])
+        #expect(explicit.socketPath == "/run/test/socket")
+        #expect(explicit.appDomain == "com.example.BridgeControl")
+        #expect(DefaultsConfiguration.defaultSocketPath(environment: ["XDG_RUNTIME_DIR": "/run/user/1000"]) == "/run/user/1000/defaultsd/socket")
+        #expect(DefaultsConfiguration.defaultSocketPath(environment: [:]) == "/tmp/defaultsd-\(getuid())/socket")
+        // Without an override: the bundle identifier, else the process name (the test runner's here).
+        let derived = DefaultsConfiguration.defaultAppDomain(environment: [:])
+        #expect(derived == DefaultsConfiguration.defaultAppDomain(environment: ["DEFAULTSD_APP_DOMAIN": ""]))
+        #expect((try? DomainName(derived)) != nil)
+        let odd = SharedDefaults(configuration: DefaultsConfiguration(socketPath: "/nonexistent/socket", appDomain: "../my app"))
+        #expect(odd.domainName == "_my_app")
+    }
+}
