@@ -78,6 +78,23 @@ struct CoherenceTests {
         #expect(try daemon.storedValues("com.example.BridgeControl") == ["officerRank": "Captain", "warpFactor": 9])
     }
 
+    @Test("writes that meet a stopping daemon are sent again to the next one, in order")
+    func writesDuringShutdown() throws {
+        let daemon = try DaemonProcess()
+        let defaults = SharedDefaults(configuration: configuration(daemon))
+        #expect(defaults.object(forKey: "k0") == nil)
+        for index in 0..<3000 {
+            defaults.set(index, forKey: "k\(index % 300)")
+            if index == 1000 { daemon.send(SIGTERM) }  // some writes arrive while it stops
+        }
+        daemon.process.waitUntilExit()
+        try daemon.restart()
+        #expect(defaults.synchronize())
+        let stored = try #require(try daemon.storedValues("com.example.BridgeControl"))
+        #expect(stored.count == 300)
+        #expect((0..<300).allSatisfy { stored["k\($0)"] == .integer(Int64(2700 + $0)) })
+    }
+
     @Test("a client started while the daemon is down answers from registration, then loads and notifies")
     func daemonUnreachableAtFirstUse() async throws {
         let daemon = try DaemonProcess()

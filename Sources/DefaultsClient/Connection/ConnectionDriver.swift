@@ -12,8 +12,8 @@ import NIOPosix
 ///
 /// On every (re)connection it says `hello`, subscribes to every domain it knows, `get`s each of
 /// them (the cache diffs and notifies what changed meanwhile), and then sends again, in order,
-/// every write the daemon has not answered. A `synchronize` is never sent again: it fails when
-/// its connection is lost, as the daemon could not vouch for the writes before it.
+/// every write the daemon has not answered. A `synchronize` whose connection is lost is sent
+/// again only if an immediate new attempt connects; otherwise it fails (the daemon is gone).
 final class ConnectionDriver: @unchecked Sendable {
     private enum Phase {
         case idle
@@ -50,6 +50,8 @@ final class ConnectionDriver: @unchecked Sendable {
     private var queue: Deque<Queued> = []
     /// `queue[..<sent]` went out on the current connection.
     private var sent = 0
+    /// Writes a stopping daemon refused (`shutting_down`): sent again, first, after reconnecting.
+    private var deferred: Deque<Queued> = []
     /// Every domain loaded so far, in the order first asked for.
     private var domains: [DomainName] = []
     private var known: Set<DomainName> = []
@@ -77,13 +79,14 @@ final class ConnectionDriver: @unchecked Sendable {
             let channel: Channel? = if case .connected(let channel) = self.phase { channel } else { nil }
             self.phase = .shutDown
             self.retryTask?.cancel()
-            for item in self.queue {
+            for item in self.deferred + self.queue {
                 switch item {
                 case .write(_, _, _, let ticket): ticket?.fail(.unavailable("the client was shut down"))
                 case .synchronize(let ticket): ticket.fail(.unavailable("the client was shut down"))
                 }
             }
             self.queue.removeAll()
+            self.deferred.removeAll()
             channel?.close(promise: nil)
         }
     }
@@ -94,7 +97,7 @@ final class ConnectionDriver: @unchecked Sendable {
         eventLoop.preconditionInEventLoop()
         let items = cache.state.withLock { $0.takeOutbox() }
         var newDomains: [DomainName] = []
-        var releaseWaiters = false
+        var someoneWaits = false
         for item in items {
             switch item {
             case .load(let domain):
@@ -102,16 +105,17 @@ final class ConnectionDriver: @unchecked Sendable {
                     domains.append(domain)
                     newDomains.append(domain)
                 }
-                releaseWaiters = true
             case .write(let sequence, let domain, let line, let ticket):
                 queue.append(.write(sequence: sequence, domain: domain, line: line, ticket: ticket))
             case .synchronize(let ticket):
-                switch phase {
-                case .waiting, .shutDown: ticket.fail(.unavailable(lastFailure))
-                default: queue.append(.synchronize(ticket))
+                if case .shutDown = phase {
+                    ticket.fail(.unavailable(lastFailure))
+                } else {
+                    queue.append(.synchronize(ticket))
+                    someoneWaits = true
                 }
             case .checkWaiters:
-                releaseWaiters = true
+                someoneWaits = true
             }
         }
         switch phase {
@@ -121,10 +125,13 @@ final class ConnectionDriver: @unchecked Sendable {
             if !newDomains.isEmpty { sendLoads(newDomains, on: channel) }
             sendQueued(on: channel)
             channel.flush()
-        case .waiting:
-            // Nobody should wait for a load while the daemon is unreachable.
-            if releaseWaiters { releaseLoadWaiters() }
-        case .connecting, .shutDown:
+        case .waiting where someoneWaits:
+            // Someone blocks on the daemon: try now rather than at the next backoff step. If this
+            // attempt fails too, the daemon is unreachable and they are answered so (`lost`).
+            retryTask?.cancel()
+            retryTask = nil
+            connect()
+        case .waiting, .connecting, .shutDown:
             break
         }
     }
@@ -210,16 +217,29 @@ final class ConnectionDriver: @unchecked Sendable {
         eventLoop.preconditionInEventLoop()
         guard case .connected(let current) = phase, current === channel else { return }
         logger.notice("the connection to defaultsd closed; reconnecting")
-        lost("the connection to defaultsd closed")
+        // A connection that worked (its hello was answered) gets one immediate new attempt when
+        // someone is waiting: a daemon restarted meanwhile (or socket-activated) then answers them.
+        let retryNow = connectionNumber != nil
+            && (queue.contains { if case .synchronize = $0 { true } else { false } }
+                || cache.state.withLock { !$0.loadWaiters.isEmpty })
+        lost("the connection to defaultsd closed", keepWaiters: retryNow)
     }
 
-    private func lost(_ reason: String) {
+    /// Forgets the connection. Waiters (synchronize, first loads) are answered as failed, unless
+    /// `keepWaiters`, in which case a new attempt starts at once and they ride on it.
+    private func lost(_ reason: String, keepWaiters: Bool = false) {
         lastFailure = reason
         phase = .waiting
         inFlight.removeAll()
         awaitingGet.removeAll()
         connectionNumber = nil
         sent = 0
+        queue = deferred + queue
+        deferred.removeAll()
+        if keepWaiters {
+            connect()
+            return
+        }
         queue.removeAll { item in
             guard case .synchronize(let ticket) = item else { return false }
             ticket.fail(.unavailable(reason))
@@ -281,9 +301,13 @@ final class ConnectionDriver: @unchecked Sendable {
             for ticket in tickets { ticket.succeed() }
 
         case .write(let sequence, let domain, let ticket):
-            queue.removeFirst()
+            let item = queue.removeFirst()
             sent -= 1
-            if let error {
+            if error?.code == .shuttingDown {
+                // Not carried out: the daemon is stopping. The write stays in the cache and goes
+                // to the next daemon, in order, as if the connection had been lost before it.
+                deferred.append(item)
+            } else if let error {
                 logger.warning("defaultsd refused a write", metadata: ["domain": "\(domain)", "error": "\(error)"])
                 cache.update { ((), $0.refuse(sequence, in: domain, error: error)) }
                 ticket?.fail(.writeRefused(domain: domain.rawValue, error))
@@ -300,6 +324,8 @@ final class ConnectionDriver: @unchecked Sendable {
             let failures = cache.state.withLock { $0.takeFailures() }
             if let error {
                 ticket.fail(.notDurable(error))
+            } else if !deferred.isEmpty {
+                ticket.fail(.unavailable("defaultsd is stopping; earlier writes wait for it to restart"))
             } else if let failure = failures.first {
                 ticket.fail(failure)
             } else {

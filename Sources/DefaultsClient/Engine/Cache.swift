@@ -200,7 +200,7 @@ extension CacheState {
         nextSequence += 1
         let sequence = nextSequence
         let changed: Set<String> = modify(domain) { cache in
-            cache.pending.append(PendingWrite(sequence: sequence, edit: edit, acknowledged: nil))
+            cache.appendPending(PendingWrite(sequence: sequence, edit: edit, acknowledged: nil))
             switch edit {
             case .changes(let changes): return cache.refresh(changes.keys)
             case .replace: return cache.refresh(cache.allKeys())
@@ -213,8 +213,8 @@ extension CacheState {
     /// The daemon accepted write `sequence`; the domain was at `generation` after it.
     mutating func acknowledge(_ sequence: UInt64, in domain: DomainName, generation: Int64) -> [Delivery] {
         let changed: Set<String> = modify(domain) { cache in
-            guard let index = cache.pending.firstIndex(where: { $0.sequence == sequence }) else { return [] }
-            cache.pending[index].acknowledged = generation
+            guard let index = cache.pendingIndex(of: sequence) else { return [] }
+            cache.acknowledgePending(at: index, generation: generation)
             return cache.refresh(cache.retire())
         }
         // A retiring write only changes what reads see when someone else wrote the key after it.
@@ -230,9 +230,7 @@ extension CacheState {
                 byOrigin[cache.hiddenOrigins.removeValue(forKey: key) ?? otherwise, default: []].insert(key)
             }
             if !cache.hiddenOrigins.isEmpty {
-                cache.hiddenOrigins = cache.hiddenOrigins.filter { key, _ in
-                    cache.pending.contains { DomainCache.touches($0.edit, key) }
-                }
+                cache.hiddenOrigins = cache.hiddenOrigins.filter { key, _ in cache.isHidden(key) }
             }
         }
         guard !byOrigin.isEmpty else { return [] }
@@ -247,9 +245,8 @@ extension CacheState {
     mutating func refuse(_ sequence: UInt64, in domain: DomainName, error: DefaultsError) -> [Delivery] {
         failures.append(.writeRefused(domain: domain.rawValue, error))
         let changed: Set<String> = modify(domain) { cache in
-            guard let index = cache.pending.firstIndex(where: { $0.sequence == sequence }) else { return [] }
-            let keys = DomainCache.keys(of: cache.pending[index].edit, in: cache)
-            cache.pending.remove(at: index)
+            guard let index = cache.pendingIndex(of: sequence) else { return [] }
+            let keys = cache.removePending(at: index)
             return cache.refresh(keys.union(cache.retire()))
         }
         return propagate(changed, of: domain, origin: .reverted(error))
@@ -270,7 +267,7 @@ extension CacheState {
         let changed: Set<String> = modify(domain) { cache in
             for (key, value) in changes {
                 cache.confirmed[key] = value
-                if cache.pending.contains(where: { DomainCache.touches($0.edit, key) }) { cache.hiddenOrigins[key] = origin }
+                if cache.isHidden(key) { cache.hiddenOrigins[key] = origin }
             }
             cache.generation = generation
             return cache.refresh(Set(changes.keys).union(cache.retire()))
@@ -290,7 +287,7 @@ extension CacheState {
             if cache.loaded {
                 // Answered writes are in these values, unless a crashed daemon lost them; either
                 // way the daemon's word is final. Unanswered ones are being sent again.
-                cache.pending.removeAll { $0.acknowledged != nil }
+                cache.dropAcknowledged()
             }
             let keys = cache.allKeys().union(values.keys)
             cache.confirmed = values

@@ -32,7 +32,8 @@ struct PendingWrite {
 ///
 /// `visible` is `confirmed` with the pending local writes applied in order: reads see their own
 /// writes at once, and a refused write simply drops out of `pending`, which puts the daemon's
-/// value back.
+/// value back. Indexes over `pending` (`pendingCounts`, `newest`) keep every step proportional
+/// to the keys it touches, however many writes are in flight.
 struct DomainCache {
     /// The daemon's values as of `generation`, kept exact by `didChange` events.
     var confirmed: [String: PlistValue] = [:]
@@ -43,15 +44,108 @@ struct DomainCache {
     /// A reader was answered before the first load (the daemon was unreachable), so the first
     /// load must notify what it changes.
     var servedBeforeLoad = false
-    var pending: Deque<PendingWrite> = []
+    /// Local writes not yet confirmed, oldest first (sequence numbers ascending).
+    private(set) var pending: Deque<PendingWrite> = []
+    /// Key → how many pending `.changes` writes touch it.
+    private var pendingCounts: [String: Int] = [:]
+    /// Key → its value in the newest pending `.changes` write touching it (nil: removed).
+    private var newest: [String: PlistValue?] = [:]
+    /// How many pending writes replace the whole domain.
+    private var pendingReplaces = 0
     /// What reads see.
     var visible: [String: PlistValue] = [:]
     /// Who made the confirmed value of a key that a pending write still hides; when the write
     /// retires and the value shows, the change is theirs.
     var hiddenOrigins: [String: ChangeOrigin] = [:]
 
+    // MARK: Pending writes
+
+    mutating func appendPending(_ write: PendingWrite) {
+        pending.append(write)
+        switch write.edit {
+        case .changes(let changes):
+            for (key, value) in changes {
+                pendingCounts[key, default: 0] += 1
+                newest[key] = .some(value)
+            }
+        case .replace:
+            pendingReplaces += 1
+        }
+    }
+
+    /// Removes one pending write; answers the keys whose overlay it was part of.
+    @discardableResult
+    mutating func removePending(at index: Int) -> Set<String> {
+        let write = pending.remove(at: index)
+        switch write.edit {
+        case .changes(let changes):
+            for key in changes.keys {
+                let count = pendingCounts[key]! - 1
+                if count == 0 {
+                    pendingCounts[key] = nil
+                    newest[key] = nil
+                } else {
+                    pendingCounts[key] = count
+                    // The oldest write is never the newest for a key another write still touches;
+                    // one from the middle may be (a refusal): look again.
+                    if index > 0 { newest[key] = .some(newestValue(of: key)) }
+                }
+            }
+            return Set(changes.keys)
+        case .replace:
+            pendingReplaces -= 1
+            return allKeys()
+        }
+    }
+
+    private func newestValue(of key: String) -> PlistValue? {
+        for write in pending.reversed() {
+            if case .changes(let changes) = write.edit, let value = changes[key] { return value }
+        }
+        return nil
+    }
+
+    /// The index of write `sequence` (binary search: sequences ascend).
+    func pendingIndex(of sequence: UInt64) -> Int? {
+        var low = 0
+        var high = pending.count
+        while low < high {
+            let middle = (low + high) / 2
+            if pending[middle].sequence < sequence { low = middle + 1 } else { high = middle }
+        }
+        return low < pending.count && pending[low].sequence == sequence ? low : nil
+    }
+
+    mutating func acknowledgePending(at index: Int, generation: Int64) {
+        pending[index].acknowledged = generation
+    }
+
+    /// Drops the writes the daemon answered (after a reload, whose values include them).
+    mutating func dropAcknowledged() {
+        while let index = pending.firstIndex(where: { $0.acknowledged != nil }) { removePending(at: index) }
+    }
+
+    /// True when a pending write hides `key`'s confirmed value.
+    func isHidden(_ key: String) -> Bool { pendingReplaces > 0 || pendingCounts[key] != nil }
+
+    /// Removes the writes at the front whose generation the confirmed values have reached;
+    /// answers the keys they touched.
+    mutating func retire() -> Set<String> {
+        var touched = Set<String>()
+        while let first = pending.first, let generation = first.acknowledged, generation <= self.generation {
+            touched.formUnion(removePending(at: 0))
+        }
+        return touched
+    }
+
+    // MARK: Visible values
+
     /// The value `key` has once the pending writes are applied to `confirmed`.
     func overlaid(_ key: String) -> PlistValue? {
+        if pendingReplaces == 0 {
+            if let value = newest[key] { return value }
+            return confirmed[key]
+        }
         for write in pending.reversed() {
             switch write.edit {
             case .changes(let changes):
@@ -86,31 +180,6 @@ struct DomainCache {
             }
         }
         return keys
-    }
-
-    static func touches(_ edit: Edit, _ key: String) -> Bool {
-        switch edit {
-        case .changes(let changes): changes[key] != nil
-        case .replace: true
-        }
-    }
-
-    static func keys(of edit: Edit, in domain: DomainCache) -> Set<String> {
-        switch edit {
-        case .changes(let changes): Set(changes.keys)
-        case .replace: domain.allKeys()
-        }
-    }
-
-    /// Removes the writes at the front whose generation the confirmed values have reached;
-    /// answers the keys they touched.
-    mutating func retire() -> Set<String> {
-        var touched = Set<String>()
-        while let first = pending.first, let generation = first.acknowledged, generation <= self.generation {
-            touched.formUnion(DomainCache.keys(of: first.edit, in: self))
-            pending.removeFirst()
-        }
-        return touched
     }
 }
 
