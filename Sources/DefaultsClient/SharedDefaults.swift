@@ -99,6 +99,13 @@ public final class SharedDefaults: Sendable {
         return view.snapshot.withLock { $0.resolved[key] }
     }
 
+    /// Loads the search list without blocking a thread (the first synchronous read would block
+    /// until it is loaded): call it early from async code. Returns when the domains are loaded,
+    /// the daemon turns out to be unreachable, or `loadTimeout` passes.
+    public func load() async {
+        if !view.snapshot.withLock({ $0.ready }) { await engine.ready(view) }
+    }
+
     /// Swift-native `String`, `Int`, `Double`, `Bool`, `Date`, `Data`, `[Any]`, `[String: Any]`.
     public func object(forKey key: String) -> Any? { value(forKey: key)?.foundationValue }
     /// A string, or a number's text (`5` → `"5"`, `true` → `"1"`).

@@ -217,6 +217,20 @@ struct CoherenceTests {
         #expect(defaults.integer(forKey: "warpFactor") == 2)
     }
 
+    @Test("load() loads the search list without blocking; reads then need no daemon")
+    func asyncLoad() async throws {
+        let daemon = try DaemonProcess()
+        _ = try rawRequest(
+            daemon, #"{"op":"set","domain":"com.example.BridgeControl","key":"warpFactor","value":6}"#,
+            #"{"op":"set","domain":"NSGlobalDomain","key":"AppleLocale","value":"en_GB"}"#)
+        let defaults = SharedDefaults(configuration: configuration(daemon))
+        await defaults.load()
+        daemon.send(SIGSTOP)
+        defer { daemon.send(SIGCONT) }
+        #expect(defaults.integer(forKey: "warpFactor") == 6)
+        #expect(defaults.string(forKey: "AppleLocale") == "en_GB")
+    }
+
     @Test("cached reads never touch the socket, and pipelined writes keep their order")
     func cachedReadsAndPipelinedWrites() throws {
         let daemon = try DaemonProcess()

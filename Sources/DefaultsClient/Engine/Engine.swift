@@ -86,8 +86,28 @@ final class Engine: Sendable {
     /// Blocks until every persistent domain of the view is loaded, the daemon turns out to be
     /// unreachable, or `loadTimeout` passes; then the view answers from what it has.
     func waitUntilReady(_ view: DefaultsView) {
+        guard let ticket = loadTicket(for: view) else { return }
+        if eventLoop.inEventLoop {
+            logger.warning("a read on the client's event loop cannot wait for the daemon; answering from the cache")
+        } else if case .success = wait(for: ticket, timeout: configuration.loadTimeout) {
+            return
+        }
+        cache.state.withLock { $0.giveUpWaiting(for: view) }
+    }
+
+    /// `waitUntilReady` for async callers: suspends instead of blocking a thread.
+    func ready(_ view: DefaultsView) async {
+        guard let ticket = loadTicket(for: view) else { return }
+        do { try await self.await(ticket, timeout: configuration.loadTimeout) } catch {
+            cache.state.withLock { $0.giveUpWaiting(for: view) }
+        }
+    }
+
+    /// Asks for the view's missing domains and answers a ticket for their arrival, or nil (and
+    /// marks the view ready) when nothing is missing.
+    private func loadTicket(for view: DefaultsView) -> Ticket? {
         let eventLoop = self.eventLoop
-        let ticket: Ticket? = perform { state in
+        return perform { state in
             guard let record = state.views[ObjectIdentifier(view)] else { return (nil, []) }
             let missing = record.persistentDomains.filter { !state.isAvailable($0) }
             guard !missing.isEmpty else {
@@ -100,13 +120,6 @@ final class Engine: Sendable {
             state.outbox.append(.checkWaiters)
             return (ticket, [])
         }
-        guard let ticket else { return }
-        if eventLoop.inEventLoop {
-            logger.warning("a read on the client's event loop cannot wait for the daemon; answering from the cache")
-        } else if case .success = wait(for: ticket, timeout: configuration.loadTimeout) {
-            return
-        }
-        cache.state.withLock { $0.giveUpWaiting(for: view) }
     }
 
     /// Loads one domain (for `persistentDomain(forName:)`) and waits as `waitUntilReady` does.
