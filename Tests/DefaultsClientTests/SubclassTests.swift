@@ -83,6 +83,8 @@ struct SubclassTests {
     @Test("suites refuse the global domain; standard is the shared instance, not Foundation's")
     func suitesAndStandard() {
         #expect(SharedUserDefaults(suiteName: "NSGlobalDomain") == nil)
+        #expect(SharedUserDefaults(suiteName: SharedDefaults.standard.domainName) == nil)
+        #expect(SharedUserDefaults().shared.domainName == SharedDefaults.standard.domainName)  // Foundation's init()
         #expect(SharedUserDefaults.standard is SharedUserDefaults)
         #expect(SharedUserDefaults.standard === SharedUserDefaults.standard)
         #expect(!(UserDefaults.standard is SharedUserDefaults))  // cannot be redirected (docs/CLIENT.md)
