@@ -202,7 +202,8 @@ public final class SharedDefaults: Sendable {
 
     /// Waits until the daemon has made every earlier write of this process durable on disk: true.
     /// False if one of them was refused (since the previous `synchronize`), the disk write failed,
-    /// or the daemon could not be reached. Never call it on the client's event loop.
+    /// or the daemon could not be reached (a connection attempt made at that moment failed), or
+    /// after `synchronizeTimeout`. On the client's event loop it cannot wait and returns false.
     @discardableResult
     public func synchronize() -> Bool {
         if engine.eventLoop.inEventLoop { return false }
