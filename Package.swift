@@ -10,6 +10,9 @@ let package = Package(
         .executable(name: "defaultsd-bench", targets: ["DefaultsBench"]),
         .library(name: "DefaultsCore", targets: ["DefaultsCore"]),
         .library(name: "DefaultsServer", targets: ["DefaultsServer"]),
+        .library(name: "DefaultsClient", targets: ["DefaultsClient"]),
+        .executable(name: "BridgeControl", targets: ["BridgeControl"]),
+        .executable(name: "defaultsd-client-bench", targets: ["DefaultsClientBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
@@ -76,6 +79,31 @@ let package = Package(
             ]
         ),
 
+        // The Swift client: a UserDefaults-shaped API with a local cache kept exact by events.
+        .target(
+            name: "DefaultsClient",
+            dependencies: [
+                "DefaultsCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]
+        ),
+
+        // The Bridge Control app of the classic iOS settings tutorial, on defaultsd.
+        .executableTarget(
+            name: "BridgeControl",
+            dependencies: ["DefaultsClient"],
+            path: "Examples/BridgeControl"
+        ),
+
+        // Cached read cost of the client against Foundation's UserDefaults (docs/CLIENT.md).
+        .executableTarget(
+            name: "DefaultsClientBench",
+            dependencies: ["DefaultsClient", "DefaultsCore"]
+        ),
+
         .testTarget(name: "DefaultsCoreTests", dependencies: ["DefaultsCore"]),
         .testTarget(
             name: "DefaultsServerTests",
@@ -95,6 +123,10 @@ let package = Package(
         .testTarget(
             name: "DaemonIntegrationTests",
             dependencies: ["DefaultsCore", "LineSocket", "defaultsd", "defaults"]
+        ),
+        .testTarget(
+            name: "DefaultsClientTests",
+            dependencies: ["DefaultsClient", "DefaultsCore", "LineSocket", "defaultsd", "BridgeControl"]
         ),
     ],
     swiftLanguageModes: [.v6]

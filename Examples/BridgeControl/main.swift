@@ -1,0 +1,61 @@
+// Bridge Control, the app of the classic iOS Settings-bundle tutorial, on defaultsd.
+//
+//   BridgeControl [watch]          print the settings, then again whenever any process changes them
+//   BridgeControl print            print them once
+//   BridgeControl set KEY VALUE    store a value (true/false, an integer, a real, else a string) and
+//                                  wait until it is durable
+//
+// Command-line defaults work as on macOS: `BridgeControl print -warpFactor 9`.
+// From another terminal: `defaults write com.example.BridgeControl warpFactor -float 7`, or
+//   echo '{"op":"set","domain":"com.example.BridgeControl","key":"warpFactor","value":7.0}' | socat - UNIX-CONNECT:$SOCK
+import DefaultsClient
+import Foundation
+
+/// Writes a line at once (a pipe would otherwise buffer it).
+func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+
+bridgeDefaults.register(defaults: ["warp": true, "warpFactor": 5, "favoriteAlien": "Vulcan"])
+let settings = BridgeSettings()
+
+func show(_ header: String) {
+    say("--- \(header) ---")
+    for line in settings.screen { say(line) }
+    say("---")
+}
+
+/// `"true"` → bool, `"7"` → integer, `"7.5"` → real, anything else a string.
+func parse(_ text: String) -> PlistValue {
+    switch text {
+    case "true", "YES": return .bool(true)
+    case "false", "NO": return .bool(false)
+    default:
+        if let integer = Int64(text) { return .integer(integer) }
+        if let real = Double(text), real.isFinite { return .real(real) }
+        return .string(text)
+    }
+}
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+switch arguments.first {
+case "set":
+    guard arguments.count >= 3 else {
+        FileHandle.standardError.write(Data("usage: BridgeControl set KEY VALUE\n".utf8))
+        exit(64)
+    }
+    bridgeDefaults.setValue(parse(arguments[2]), forKey: arguments[1])
+    exit(bridgeDefaults.synchronize() ? 0 : 1)
+
+case "print":
+    show("Bridge Control")
+
+case nil, "watch":
+    let changes = bridgeDefaults.changes()
+    show("Bridge Control")
+    for await change in changes where !change.keys.isDisjoint(with: BridgeSettings.keys) {
+        show("changed: \(change.keys.sorted().joined(separator: ", ")) (\(change.origin))")
+    }
+
+default:
+    FileHandle.standardError.write(Data("usage: BridgeControl [watch | print | set KEY VALUE] [-key value ...]\n".utf8))
+    exit(64)
+}

@@ -1,0 +1,385 @@
+import DefaultsCore
+import DequeModule
+import Logging
+import NIOCore
+import NIOPosix
+
+/// The connection to the daemon: connects, reconnects with backoff, sends the outbox in order and
+/// matches each response to its request by position.
+///
+/// Owner: `eventLoop`. Every stored property is touched on that thread only (`kick` and
+/// `shutdown` just schedule work there), which is what makes the `@unchecked Sendable` sound.
+///
+/// On every (re)connection it says `hello`, subscribes to every domain it knows, `get`s each of
+/// them (the cache diffs and notifies what changed meanwhile), and then sends again, in order,
+/// every write the daemon has not answered. A `synchronize` whose connection is lost is sent
+/// again only if an immediate new attempt connects; otherwise it fails (the daemon is gone).
+final class ConnectionDriver: @unchecked Sendable {
+    private enum Phase {
+        case idle
+        case connecting
+        case connected(Channel)
+        /// Waiting for the next attempt after a failure.
+        case waiting
+        case shutDown
+    }
+
+    /// What the next response answers.
+    private enum Expectation {
+        case hello
+        case subscribe
+        case get(DomainName)
+        case write(sequence: UInt64, domain: DomainName, ticket: Ticket?)
+        case synchronize(Ticket)
+    }
+
+    /// Ordered work the daemon has not answered yet.
+    private enum Queued {
+        case write(sequence: UInt64, domain: DomainName, line: [UInt8], ticket: Ticket?)
+        case synchronize(Ticket)
+    }
+
+    let eventLoop: EventLoop
+    let logger: Logger
+    private let cache: Cache
+    private let configuration: DefaultsConfiguration
+
+    private var phase = Phase.idle
+    private var connectionNumber: Int64?
+    private var inFlight: Deque<Expectation> = []
+    private var queue: Deque<Queued> = []
+    /// `queue[..<sent]` went out on the current connection.
+    private var sent = 0
+    /// Writes a stopping daemon refused (`shutting_down`): sent again, first, after reconnecting.
+    private var deferred: Deque<Queued> = []
+    /// Every domain loaded so far, in the order first asked for.
+    private var domains: [DomainName] = []
+    private var known: Set<DomainName> = []
+    /// Domains whose `get` is on its way: their events are older than the answer and are dropped.
+    private var awaitingGet: Set<DomainName> = []
+    private var retryDelay: Duration
+    private var retryTask: Scheduled<Void>?
+    private var lastFailure = "not connected yet"
+    private var failuresInARow = 0
+
+    init(eventLoop: EventLoop, cache: Cache, configuration: DefaultsConfiguration, logger: Logger) {
+        self.eventLoop = eventLoop
+        self.cache = cache
+        self.configuration = configuration
+        self.logger = logger
+        self.retryDelay = configuration.reconnectDelay.lowerBound
+    }
+
+    /// Drains the outbox on the loop (any thread).
+    func kick() { eventLoop.execute { self.drain() } }
+
+    /// Closes the connection for good (any thread).
+    func shutdown() {
+        eventLoop.execute {
+            let channel: Channel? = if case .connected(let channel) = self.phase { channel } else { nil }
+            self.phase = .shutDown
+            self.retryTask?.cancel()
+            for item in self.deferred + self.queue {
+                switch item {
+                case .write(_, _, _, let ticket): ticket?.fail(.unavailable("the client was shut down"))
+                case .synchronize(let ticket): ticket.fail(.unavailable("the client was shut down"))
+                }
+            }
+            self.queue.removeAll()
+            self.deferred.removeAll()
+            channel?.close(promise: nil)
+        }
+    }
+
+    // MARK: - Outbox
+
+    private func drain() {
+        eventLoop.preconditionInEventLoop()
+        let items = cache.state.withLock { $0.takeOutbox() }
+        var newDomains: [DomainName] = []
+        var someoneWaits = false
+        for item in items {
+            switch item {
+            case .load(let domain):
+                if known.insert(domain).inserted {
+                    domains.append(domain)
+                    newDomains.append(domain)
+                }
+            case .write(let sequence, let domain, let line, let ticket):
+                queue.append(.write(sequence: sequence, domain: domain, line: line, ticket: ticket))
+            case .synchronize(let ticket):
+                if case .shutDown = phase {
+                    ticket.fail(.unavailable(lastFailure))
+                } else {
+                    queue.append(.synchronize(ticket))
+                    someoneWaits = true
+                }
+            case .checkWaiters:
+                someoneWaits = true
+            }
+        }
+        switch phase {
+        case .idle:
+            connect()
+        case .connected(let channel):
+            if !newDomains.isEmpty { sendLoads(newDomains, on: channel) }
+            sendQueued(on: channel)
+            channel.flush()
+        case .waiting where someoneWaits:
+            // Someone blocks on the daemon: try now rather than at the next backoff step. If this
+            // attempt fails too, the daemon is unreachable and they are answered so (`lost`).
+            retryTask?.cancel()
+            retryTask = nil
+            connect()
+        case .waiting, .connecting, .shutDown:
+            break
+        }
+    }
+
+    private func send(_ line: [UInt8], expecting expectation: Expectation, on channel: Channel) {
+        inFlight.append(expectation)
+        channel.write(line, promise: nil)
+    }
+
+    private func sendLoads(_ list: [DomainName], on channel: Channel) {
+        send(Requests.subscribe(list), expecting: .subscribe, on: channel)
+        for domain in list {
+            awaitingGet.insert(domain)
+            send(Requests.get(domain), expecting: .get(domain), on: channel)
+        }
+    }
+
+    private func sendQueued(on channel: Channel) {
+        while sent < queue.count {
+            switch queue[sent] {
+            case .write(let sequence, let domain, let line, let ticket):
+                send(line, expecting: .write(sequence: sequence, domain: domain, ticket: ticket), on: channel)
+            case .synchronize(let ticket):
+                send(Requests.synchronize, expecting: .synchronize(ticket), on: channel)
+            }
+            sent += 1
+        }
+    }
+
+    // MARK: - Connecting
+
+    private func connect() {
+        phase = .connecting
+        let bootstrap = ClientBootstrap(group: eventLoop)
+            .channelInitializer { [self] channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandlers([
+                        ByteToMessageHandler(LineFramer()),
+                        MessageCodec(),
+                        DaemonLink(driver: self),
+                    ])
+                }
+            }
+        bootstrap.connect(unixDomainSocketPath: configuration.socketPath).whenComplete { [self] result in
+            switch result {
+            case .success(let channel): connected(channel)
+            case .failure(let error): failedToConnect(error)
+            }
+        }
+    }
+
+    private func connected(_ channel: Channel) {
+        guard case .connecting = phase else {
+            channel.close(promise: nil)
+            return
+        }
+        if failuresInARow > 0 {
+            logger.info("connected to defaultsd", metadata: ["socket": "\(configuration.socketPath)"])
+        }
+        phase = .connected(channel)
+        failuresInARow = 0
+        retryDelay = configuration.reconnectDelay.lowerBound
+        send(Requests.hello(client: configuration.clientName, appDomain: configuration.appDomain), expecting: .hello, on: channel)
+        if !domains.isEmpty { sendLoads(domains, on: channel) }
+        sent = 0
+        sendQueued(on: channel)
+        channel.flush()
+        drain()
+    }
+
+    private func failedToConnect(_ error: Error) {
+        guard case .connecting = phase else { return }
+        failuresInARow += 1
+        let reason = "cannot connect to \(configuration.socketPath): \(error)"
+        if failuresInARow == 1 {
+            logger.notice("defaultsd is unreachable; retrying", metadata: ["reason": "\(reason)"])
+        }
+        lost(reason)
+    }
+
+    /// The channel closed (any reason).
+    func closed(_ channel: Channel) {
+        eventLoop.preconditionInEventLoop()
+        guard case .connected(let current) = phase, current === channel else { return }
+        logger.notice("the connection to defaultsd closed; reconnecting")
+        // A connection that worked (its hello was answered) gets one immediate new attempt when
+        // someone is waiting: a daemon restarted meanwhile (or socket-activated) then answers them.
+        let retryNow = connectionNumber != nil
+            && (queue.contains { if case .synchronize = $0 { true } else { false } }
+                || cache.state.withLock { !$0.loadWaiters.isEmpty })
+        lost("the connection to defaultsd closed", keepWaiters: retryNow)
+    }
+
+    /// Forgets the connection. Waiters (synchronize, first loads) are answered as failed, unless
+    /// `keepWaiters`, in which case a new attempt starts at once and they ride on it.
+    private func lost(_ reason: String, keepWaiters: Bool = false) {
+        lastFailure = reason
+        phase = .waiting
+        inFlight.removeAll()
+        awaitingGet.removeAll()
+        connectionNumber = nil
+        sent = 0
+        queue = deferred + queue
+        deferred.removeAll()
+        if keepWaiters {
+            connect()
+            return
+        }
+        queue.removeAll { item in
+            guard case .synchronize(let ticket) = item else { return false }
+            ticket.fail(.unavailable(reason))
+            return true
+        }
+        releaseLoadWaiters()
+        let delay = retryDelay
+        retryDelay = min(retryDelay * 2, configuration.reconnectDelay.upperBound)
+        retryTask = eventLoop.scheduleTask(in: .nanoseconds(delay.nanoseconds)) { [self] in
+            retryTask = nil
+            if case .waiting = phase { connect() }
+        }
+    }
+
+    private func releaseLoadWaiters() {
+        let tickets = cache.state.withLock { $0.takeLoadWaiters() }
+        for ticket in tickets { ticket.fail(.unavailable(lastFailure)) }
+    }
+
+    // MARK: - Incoming
+
+    func received(_ message: DaemonMessage, on channel: Channel) {
+        eventLoop.preconditionInEventLoop()
+        guard case .connected(let current) = phase, current === channel else { return }
+        switch message {
+        case .response(let json): handleResponse(json)
+        case .event(let json): handleEvent(json)
+        }
+    }
+
+    private func handleResponse(_ json: JSON) {
+        guard let expectation = inFlight.popFirst() else {
+            logger.warning("defaultsd sent an answer nobody asked for", metadata: ["line": "\(json)"])
+            return
+        }
+        let error = ConnectionDriver.error(in: json)
+        switch expectation {
+        case .hello:
+            if case .integer(let number)? = json["connection"] { connectionNumber = number }
+            if let error { logger.warning("hello refused", metadata: ["error": "\(error)"]) }
+
+        case .subscribe:
+            if let error { logger.warning("subscribe refused", metadata: ["error": "\(error)"]) }
+
+        case .get(let domain):
+            awaitingGet.remove(domain)
+            guard error == nil, case .object(let members)? = json["value"], case .integer(let generation)? = json["generation"] else {
+                logger.warning("get refused", metadata: ["domain": "\(domain)", "error": "\(error.map { "\($0)" } ?? "\(json)")"])
+                return
+            }
+            var values: [String: PlistValue] = [:]
+            values.reserveCapacity(members.count)
+            for (key, member) in members {
+                do throws(DefaultsError) { values[key] = try WireValue.decode(member) } catch {
+                    logger.warning("skipped a value the daemon sent", metadata: ["domain": "\(domain)", "key": "\(key)", "error": "\(error)"])
+                }
+            }
+            let tickets = cache.update { $0.load(domain, values: values, generation: generation) }
+            for ticket in tickets { ticket.succeed() }
+
+        case .write(let sequence, let domain, let ticket):
+            let item = queue.removeFirst()
+            sent -= 1
+            if error?.code == .shuttingDown {
+                // Not carried out: the daemon is stopping. The write stays in the cache and goes
+                // to the next daemon, in order, as if the connection had been lost before it.
+                deferred.append(item)
+            } else if let error {
+                logger.warning("defaultsd refused a write", metadata: ["domain": "\(domain)", "error": "\(error)"])
+                cache.update { ((), $0.refuse(sequence, in: domain, error: error)) }
+                ticket?.fail(.writeRefused(domain: domain.rawValue, error))
+            } else {
+                if case .integer(let generation)? = json["generation"] {
+                    cache.update { ((), $0.acknowledge(sequence, in: domain, generation: generation)) }
+                }
+                ticket?.succeed()
+            }
+
+        case .synchronize(let ticket):
+            queue.removeFirst()
+            sent -= 1
+            let failures = cache.state.withLock { $0.takeFailures() }
+            if let error {
+                ticket.fail(.notDurable(error))
+            } else if !deferred.isEmpty {
+                ticket.fail(.unavailable("defaultsd is stopping; earlier writes wait for it to restart"))
+            } else if let failure = failures.first {
+                ticket.fail(failure)
+            } else {
+                ticket.succeed()
+            }
+        }
+    }
+
+    private func handleEvent(_ json: JSON) {
+        guard json["event"] == .string("didChange"),
+            case .string(let name)? = json["domain"], let domain = try? DomainName(name),
+            case .integer(let generation)? = json["generation"],
+            case .object(let members)? = json["changes"]
+        else { return }
+        guard !awaitingGet.contains(domain) else { return }
+        var changes: [String: PlistValue?] = [:]
+        for (key, member) in members {
+            if member == .null {
+                changes[key] = .some(nil)
+            } else {
+                do throws(DefaultsError) { changes[key] = .some(try WireValue.decode(member)) } catch {
+                    logger.warning("skipped a value the daemon sent", metadata: ["domain": "\(domain)", "key": "\(key)"])
+                }
+            }
+        }
+        let origin = self.origin(of: json["origin"])
+        cache.update { ((), $0.applyEvent(to: domain, generation: generation, changes: changes, origin: origin)) }
+    }
+
+    private func origin(of json: JSON?) -> ChangeOrigin {
+        guard case .object(let members)? = json, case .integer(let connection)? = members["connection"] else {
+            return .resynchronized
+        }
+        if connection == connectionNumber { return .local }
+        var writer = ChangeOrigin.Writer(pid: 0, uid: 0, connection: UInt64(max(connection, 0)), client: nil)
+        if case .integer(let pid)? = members["pid"] { writer.pid = Int32(truncatingIfNeeded: pid) }
+        if case .integer(let uid)? = members["uid"] { writer.uid = UInt32(truncatingIfNeeded: uid) }
+        if case .string(let client)? = members["client"] { writer.client = client }
+        return .remote(writer)
+    }
+
+    private static func error(in json: JSON) -> DefaultsError? {
+        if json["ok"] == .bool(true) { return nil }
+        guard case .object(let error)? = json["error"] else { return DefaultsError(.internal, "malformed answer: \(json)") }
+        let code: DefaultsError.Code
+        if case .string(let text)? = error["code"], let known = DefaultsError.Code(rawValue: text) { code = known } else { code = .internal }
+        let message: String = if case .string(let text)? = error["message"] { text } else { "" }
+        return DefaultsError(code, message)
+    }
+}
+
+extension Duration {
+    var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+}

@@ -1,0 +1,111 @@
+import DefaultsCore
+import NIOCore
+
+// The client's pipeline, one job per handler:
+//
+//   bytes ─▶ LineFramer ─▶ MessageCodec ─▶ DaemonLink ─▶ ConnectionDriver
+//   bytes ◀────────────── MessageCodec ◀── (request lines)
+//
+// All three run on the connection's event loop, the thread that owns ConnectionDriver.
+
+/// Cuts the byte stream into lines (without their `\n` or `\r\n`).
+struct LineFramer: ByteToMessageDecoder {
+    typealias InboundOut = ByteBuffer
+
+    /// A whole domain comes back in one `get` line: the daemon's 4 MiB default limit, JSON-escaped,
+    /// fits well within this.
+    static let maximumLineBytes = 64 << 20
+
+    private var scanned = 0
+
+    mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+        let view = buffer.readableBytesView
+        guard let newline = view[(view.startIndex + scanned)...].firstIndex(of: UInt8(ascii: "\n")) else {
+            scanned = view.count
+            if scanned > LineFramer.maximumLineBytes { throw LineTooLong() }
+            return .needMoreData
+        }
+        scanned = 0
+        var line = buffer.readSlice(length: newline - view.startIndex)!
+        buffer.moveReaderIndex(forwardBy: 1)
+        if line.readableBytesView.last == UInt8(ascii: "\r") { line.moveWriterIndex(to: line.writerIndex - 1) }
+        context.fireChannelRead(wrapInboundOut(line))
+        return .continue
+    }
+
+    mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
+        while try decode(context: context, buffer: &buffer) == .continue {}
+        buffer.moveReaderIndex(to: buffer.writerIndex)  // a partial last line is not a message
+        return .needMoreData
+    }
+
+    struct LineTooLong: Error {}
+}
+
+/// A line from the daemon, parsed.
+enum DaemonMessage {
+    /// The answer to the oldest request still unanswered.
+    case response(JSON)
+    /// A `didChange` (or any future) event.
+    case event(JSON)
+}
+
+/// JSON in both directions: parses each line, and writes each request line (already encoded by
+/// `Requests`) to the socket.
+final class MessageCodec: ChannelDuplexHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = DaemonMessage
+    typealias OutboundIn = [UInt8]
+    typealias OutboundOut = ByteBuffer
+
+    struct BadLine: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let line = unwrapInboundIn(data)
+        guard line.readableBytes > 0 else { return }
+        let parsed: Result<JSON, JSONParseError> = line.withUnsafeReadableBytes { raw in
+            Result { () throws(JSONParseError) -> JSON in try JSONParser.parse(raw) }
+        }
+        switch parsed {
+        case .success(let json) where json["event"] != nil:
+            context.fireChannelRead(wrapInboundOut(.event(json)))
+        case .success(let json):
+            context.fireChannelRead(wrapInboundOut(.response(json)))
+        case .failure(let error):
+            // Without a parseable answer, request and response order can no longer be matched.
+            context.fireErrorCaught(BadLine(description: "the daemon sent a line that is not JSON: \(error)"))
+        }
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        let bytes = unwrapOutboundIn(data)
+        var buffer = context.channel.allocator.buffer(capacity: bytes.count)
+        buffer.writeBytes(bytes)
+        context.write(wrapOutboundOut(buffer), promise: promise)
+    }
+}
+
+/// Hands messages and the connection's end to the driver; closes the channel on any error.
+final class DaemonLink: ChannelInboundHandler {
+    typealias InboundIn = DaemonMessage
+
+    private let driver: ConnectionDriver
+
+    init(driver: ConnectionDriver) { self.driver = driver }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        driver.received(unwrapInboundIn(data), on: context.channel)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        driver.closed(context.channel)
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        driver.logger.warning("connection to defaultsd failed", metadata: ["error": "\(error)"])
+        context.close(promise: nil)
+    }
+}

@@ -1,0 +1,69 @@
+import DefaultsCore
+
+/// The request lines the client sends (docs/PROTOCOL.md), newline included. No `id`: responses
+/// come in request order, and the driver matches them by position.
+enum Requests {
+    static func hello(client: String, appDomain: String) -> [UInt8] {
+        line { writer in
+            writer.key("op"); writer.string("hello")
+            writer.key("client"); writer.string(client)
+            if (try? DomainName(appDomain)) != nil { writer.key("appDomain"); writer.string(appDomain) }
+        }
+    }
+
+    static func subscribe(_ domains: [DomainName]) -> [UInt8] {
+        line { writer in
+            writer.key("op"); writer.string("subscribe")
+            writer.key("domains"); writer.beginArray()
+            for domain in domains { writer.string(domain.rawValue) }
+            writer.endArray()
+        }
+    }
+
+    static func get(_ domain: DomainName) -> [UInt8] {
+        line { writer in
+            writer.key("op"); writer.string("get")
+            writer.key("domain"); writer.string(domain.rawValue)
+        }
+    }
+
+    static let synchronize: [UInt8] = line { writer in writer.key("op"); writer.string("synchronize") }
+
+    /// The request for a local edit: `set`/`remove` for one key, `apply` for several,
+    /// `replaceDomain`, or `deleteDomain` for an empty replacement.
+    static func edit(_ edit: Edit, domain: DomainName) -> [UInt8] {
+        line { writer in
+            switch edit {
+            case .changes(let changes) where changes.count == 1:
+                let (key, value) = changes.first!
+                writer.key("op"); writer.string(value == nil ? "remove" : "set")
+                writer.key("domain"); writer.string(domain.rawValue)
+                writer.key("key"); writer.string(key)
+                if let value { writer.key("value"); writer.value(value) }
+            case .changes(let changes):
+                writer.key("op"); writer.string("apply")
+                writer.key("domain"); writer.string(domain.rawValue)
+                writer.key("set"); writer.dictionary(changes.compactMapValues { $0 })
+                writer.key("remove"); writer.beginArray()
+                for key in changes.keys.sorted() where changes[key]! == nil { writer.string(key) }
+                writer.endArray()
+            case .replace(let values) where values.isEmpty:
+                writer.key("op"); writer.string("deleteDomain")
+                writer.key("domain"); writer.string(domain.rawValue)
+            case .replace(let values):
+                writer.key("op"); writer.string("replaceDomain")
+                writer.key("domain"); writer.string(domain.rawValue)
+                writer.key("values"); writer.dictionary(values)
+            }
+        }
+    }
+
+    private static func line(_ body: (inout JSONWriter) -> Void) -> [UInt8] {
+        var writer = JSONWriter(capacity: 96)
+        writer.beginObject()
+        body(&writer)
+        writer.endObject()
+        writer.newline()
+        return writer.bytes
+    }
+}

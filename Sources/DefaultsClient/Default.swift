@@ -1,0 +1,192 @@
+import DefaultsCore
+import Foundation
+
+/// A Swift type that can be stored in defaults.
+///
+/// Numbers, `Bool` and `String` convert as the typed getters do (`integer(forKey:)` ...), so a
+/// `Double` default reads an integer `5` as `5.0` and a string `"7.5"` as `7.5`.
+/// `RawRepresentable` types (enums) conform by declaring it: `enum Rank: String, DefaultsValue`.
+public protocol DefaultsValue: Sendable {
+    /// nil when `value` cannot be read as `Self` (the default is used then).
+    init?(defaultsValue value: PlistValue)
+    /// The value to store; nil removes the key.
+    var defaultsValue: PlistValue? { get }
+}
+
+extension PlistValue: DefaultsValue {
+    public init?(defaultsValue value: PlistValue) { self = value }
+    public var defaultsValue: PlistValue? { self }
+}
+
+extension Bool: DefaultsValue {
+    public init?(defaultsValue value: PlistValue) {
+        guard value.isScalar else { return nil }
+        self = Conversions.bool(value)
+    }
+    public var defaultsValue: PlistValue? { .bool(self) }
+}
+
+extension Int: DefaultsValue {
+    public init?(defaultsValue value: PlistValue) {
+        guard value.isScalar else { return nil }
+        self = Conversions.integer(value)
+    }
+    public var defaultsValue: PlistValue? { .integer(Int64(self)) }
+}
+
+extension Double: DefaultsValue {
+    public init?(defaultsValue value: PlistValue) {
+        guard value.isScalar else { return nil }
+        self = Conversions.double(value)
+    }
+    public var defaultsValue: PlistValue? { isFinite ? .real(self) : nil }
+}
+
+extension Float: DefaultsValue {
+    public init?(defaultsValue value: PlistValue) {
+        guard value.isScalar else { return nil }
+        self = Conversions.float(value)
+    }
+    public var defaultsValue: PlistValue? { isFinite ? .real(Double(self)) : nil }
+}
+
+extension String: DefaultsValue {
+    public init?(defaultsValue value: PlistValue) {
+        guard let string = Conversions.string(value) else { return nil }
+        self = string
+    }
+    public var defaultsValue: PlistValue? { .string(self) }
+}
+
+extension Date: DefaultsValue {
+    public init?(defaultsValue value: PlistValue) {
+        guard case .date(let date) = value else { return nil }
+        self = date
+    }
+    public var defaultsValue: PlistValue? { .date(self) }
+}
+
+extension Data: DefaultsValue {
+    public init?(defaultsValue value: PlistValue) {
+        guard case .data(let data) = value else { return nil }
+        self = data
+    }
+    public var defaultsValue: PlistValue? { .data(self) }
+}
+
+extension URL: DefaultsValue {
+    public init?(defaultsValue value: PlistValue) {
+        guard let url = Conversions.url(value) else { return nil }
+        self = url
+    }
+    public var defaultsValue: PlistValue? { .string(PlistBridge.urlString(self)) }
+}
+
+extension Array: DefaultsValue where Element: DefaultsValue {
+    public init?(defaultsValue value: PlistValue) {
+        guard case .array(let elements) = value else { return nil }
+        var result: [Element] = []
+        result.reserveCapacity(elements.count)
+        for element in elements {
+            guard let converted = Element(defaultsValue: element) else { return nil }
+            result.append(converted)
+        }
+        self = result
+    }
+    public var defaultsValue: PlistValue? {
+        var result: [PlistValue] = []
+        for element in self {
+            guard let value = element.defaultsValue else { return nil }
+            result.append(value)
+        }
+        return .array(result)
+    }
+}
+
+extension Dictionary: DefaultsValue where Key == String, Value: DefaultsValue {
+    public init?(defaultsValue value: PlistValue) {
+        guard case .dictionary(let members) = value else { return nil }
+        var result: [String: Value] = [:]
+        for (key, member) in members {
+            guard let converted = Value(defaultsValue: member) else { return nil }
+            result[key] = converted
+        }
+        self = result
+    }
+    public var defaultsValue: PlistValue? {
+        var result: [String: PlistValue] = [:]
+        for (key, member) in self {
+            guard let value = member.defaultsValue else { return nil }
+            result[key] = value
+        }
+        return .dictionary(result)
+    }
+}
+
+extension Optional: DefaultsValue where Wrapped: DefaultsValue {
+    public init?(defaultsValue value: PlistValue) {
+        guard let wrapped = Wrapped(defaultsValue: value) else { return nil }
+        self = .some(wrapped)
+    }
+    public var defaultsValue: PlistValue? { self?.defaultsValue }
+}
+
+extension DefaultsValue where Self: RawRepresentable, RawValue: DefaultsValue {
+    public init?(defaultsValue value: PlistValue) {
+        guard let raw = RawValue(defaultsValue: value) else { return nil }
+        self.init(rawValue: raw)
+    }
+    public var defaultsValue: PlistValue? { rawValue.defaultsValue }
+}
+
+extension PlistValue {
+    var isScalar: Bool {
+        switch self {
+        case .string, .integer, .real, .bool: true
+        case .date, .data, .array, .dictionary: false
+        }
+    }
+}
+
+/// A typed default, read from and written to a ``SharedDefaults``.
+///
+/// ```swift
+/// struct Bridge {
+///     @Default("warpFactor") var warpFactor = 5.0
+/// }
+/// let bridge = Bridge()
+/// bridge.warpFactor = 7                         // stored, visible to every process
+/// for await factor in bridge.$warpFactor { … }  // the value now, then each new one
+/// ```
+///
+/// The initial value is what reads answer while the key is absent (or holds something that is not
+/// a `Value`); it is not registered or stored.
+@propertyWrapper
+public struct Default<Value: DefaultsValue>: Sendable {
+    public let key: String
+    public let defaultValue: Value
+    public let defaults: SharedDefaults
+
+    public init(wrappedValue: Value, _ key: String, defaults: SharedDefaults = .standard) {
+        self.key = key
+        self.defaultValue = wrappedValue
+        self.defaults = defaults
+    }
+
+    public var wrappedValue: Value {
+        get { defaults.value(forKey: key).flatMap(Value.init(defaultsValue:)) ?? defaultValue }
+        nonmutating set {
+            if let value = newValue.defaultsValue {
+                defaults.setValue(value, forKey: key)
+            } else {
+                defaults.removeObject(forKey: key)
+            }
+        }
+    }
+
+    /// The value now, then each new value (the default while the key is absent).
+    public var projectedValue: AsyncStream<Value> {
+        let fallback = defaultValue
+        return defaults.stream(forKey: key) { $0.flatMap(Value.init(defaultsValue:)) ?? fallback }
+    }
+}
