@@ -58,7 +58,9 @@ test: deps-test
 bench: deps-bench
 	$(SWIFT) build -c release --product defaultsd
 	$(SWIFT) build -c release --product defaultsd-bench
+	$(SWIFT) build -c release --product defaultsd-client-bench
 	.build/release/defaultsd-bench $(ARGS)
+	.build/release/defaultsd-client-bench
 
 # Binaries, shell completions for defaults, the systemd user and system units (with their ExecStart pointing at BINDIR),
 # and the reference configuration. Nothing under /etc is touched.
