@@ -68,7 +68,7 @@ import Testing
         }
         #expect(request.id == .integer(7))
         #expect(request.op == "get")
-        #expect(request.parameters == ["domain": .string("com.x")])
+        #expect(request.parameters == ["id": .integer(7), "op": .string("get"), "domain": .string("com.x")])
     }
 
     @Test(arguments: [

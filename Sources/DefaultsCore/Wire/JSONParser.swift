@@ -202,14 +202,17 @@ public struct JSONParser: ~Copyable {
     private mutating func parseString() throws(JSONParseError) -> String {
         index += 1  // opening quote
         let start = index
-        // Fast path: no escapes. Validate the UTF-8 of the slice in one go.
+        var ascii = true
+        // Fast path: no escapes. ASCII needs no validation; anything else is validated in one go.
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
                 let slice = UnsafeRawBufferPointer(rebasing: bytes[start..<index])
                 index += 1
+                if ascii { return String(decoding: slice, as: UTF8.self) }
                 return try validatedString(slice, offset: start)
             }
+            if byte >= 0x80 { ascii = false }
             if byte == UInt8(ascii: "\\") { break }
             if byte < 0x20 { throw error("control character in a string") }
             index += 1

@@ -24,11 +24,12 @@ struct Request {
     }
 
     static func parse(_ json: JSON) -> Result<Request, Failure> {
-        guard case .object(var members) = json else {
+        guard case .object(let members) = json else {
             return .failure(Failure(nil, DefaultsError(.badJSON, "a request must be a JSON object")))
         }
-        let id = members.removeValue(forKey: "id")
-        guard let opValue = members.removeValue(forKey: "op") else {
+        // `id` and `op` stay among the parameters: removing them would copy the dictionary.
+        let id = members["id"]
+        guard let opValue = members["op"] else {
             return .failure(Failure(id, DefaultsError(.missingParameter, "missing \"op\"")))
         }
         guard case .string(let op) = opValue else {
