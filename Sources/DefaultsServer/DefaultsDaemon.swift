@@ -40,6 +40,7 @@ public final class DefaultsDaemon: Sendable {
         let store = DefaultsStore(eventLoop: loop, writer: writer, configuration: configuration, logger: logger)
         let bundles = InstalledBundles(eventLoop: loop, scannerThread: scanner, configuration: configuration, logger: logger)
         store.check = { [unowned bundles] changeset in bundles.check(changeset) }
+        bundles.onDefaultsChanged = { [unowned store] domain in store.notifier.publishBundleDefaultsChanged(domain) }
         self.server = ServerContext(store: store, bundles: bundles, configuration: configuration, logger: logger, daemonUID: getuid())
     }
 

@@ -110,10 +110,18 @@ import Testing
         let client = try daemon.connect()
         // Validation off: 11 is accepted.
         #expect(try client.request(#"{"op":"set","domain":"\#(Self.domain)","key":"warpFactor","value":11}"#).hasPrefix(#"{"ok":true"#))
-        // A new bundle dropped into the directory is found by the next scan.
+        // A new bundle dropped into the directory is found by the next scan, and subscribers are told.
+        let watcher = try daemon.connect()
+        #expect(try watcher.request(#"{"op":"subscribe","domains":["com.example.Second"]}"#) == #"{"ok":true,"generations":{"com.example.Second":0}}"#)
+        #expect(try watcher.request(#"{"op":"bundleDefaults","domain":"com.example.Second"}"#) == #"{"ok":true,"values":{},"path":null}"#)
         try FileManager.default.createDirectory(atPath: root + "/com.example.Second", withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: Self.fixture, toPath: root + "/com.example.Second/Settings.bundle")
         #expect(daemon.waitForLog("settings bundle loaded diagnostics=0 domain=com.example.Second"))
+        #expect(try watcher.readEvent() == #"{"event":"bundleDefaultsChanged","domain":"com.example.Second"}"#)
+        let defaults = try JSONParser.parse(try watcher.request(#"{"op":"bundleDefaults","domain":"com.example.Second"}"#))
+        #expect(defaults["values"]?["warpFactor"] == .real(5))
+        #expect(defaults["values"]?["rank"] == .string("Ensign"))
+        #expect(defaults["path"] == .string(root + "/com.example.Second/Settings.bundle"))
         #expect(try client.request(#"{"op":"lookup","domain":"com.example.Second","key":"favoriteAlien"}"#)
             == #"{"ok":true,"value":"Vulcan","domain":"com.example.Second","layer":"bundle"}"#)
         // And one registered over the socket, for a domain with no installed bundle.

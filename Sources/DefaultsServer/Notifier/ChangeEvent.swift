@@ -41,4 +41,6 @@ protocol EventSink: AnyObject {
     var sinkID: UInt64 { get }
     /// `line` is the event already encoded; sinks that cannot write now keep `event` to merge it.
     func deliver(_ event: ChangeEvent, line: ByteBuffer)
+    /// A `bundleDefaultsChanged` notice for `domain`; sinks that cannot write now keep the latest per domain.
+    func deliverNotice(_ line: ByteBuffer, domain: DomainName)
 }

@@ -79,6 +79,22 @@ final class Notifier {
         }
     }
 
+    /// Tells the subscribers of `domain` that its Settings bundle defaults changed:
+    /// `{"event":"bundleDefaultsChanged","domain":"..."}`; they fetch them again with `bundleDefaults`.
+    func publishBundleDefaultsChanged(_ domain: DomainName) {
+        eventLoop.assertInEventLoop()
+        let sinks = subscribers(of: domain)
+        guard !sinks.isEmpty else { return }
+        var writer = JSONWriter(capacity: 80)
+        writer.beginObject()
+        writer.key("event"); writer.string("bundleDefaultsChanged")
+        writer.key("domain"); writer.string(domain.rawValue)
+        writer.endObject()
+        writer.newline()
+        let line = ByteBuffer(bytes: writer.bytes)
+        for sink in sinks { sink.deliverNotice(line, domain: domain) }
+    }
+
     private func subscribers(of domain: DomainName) -> [EventSink] {
         let specific = byDomain[domain]
         if everything.isEmpty { return specific.map { Array($0.values) } ?? [] }

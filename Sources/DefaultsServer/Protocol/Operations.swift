@@ -130,6 +130,13 @@ struct Operations {
                 ("defaults", .values(installed.bundle.defaults.app)),
             ])
 
+        case "bundleDefaults":
+            let domain = try request.domain()
+            return Reply([
+                ("values", .values(server.bundles.defaultsByDomain[domain] ?? [:])),
+                ("path", .string(server.bundles.bundle(for: domain)?.path)),
+            ])
+
         case "describeBundle":
             return try describeBundle(request)
 

@@ -30,6 +30,8 @@ final class InstalledBundles {
     /// Bundle defaults by the domain they apply to (an app's own, or a suite).
     private(set) var defaultsByDomain: [DomainName: [String: PlistValue]] = [:]
     private var scanning = false
+    /// Told of every domain whose bundle defaults changed (the notifier's `bundleDefaultsChanged`).
+    var onDefaultsChanged: ((DomainName) -> Void)?
     private var task: RepeatedTask?
 
     init(eventLoop: EventLoop, scannerThread: NIOThreadPool, configuration: DaemonConfiguration, logger: Logger) {
@@ -179,6 +181,8 @@ final class InstalledBundles {
                 result[suite, default: [:]].merge(values) { _, new in new }
             }
         }
+        let changed = Set(result.keys).union(defaultsByDomain.keys).filter { result[$0] != defaultsByDomain[$0] }
         defaultsByDomain = result
+        for domain in changed.sorted() { onDefaultsChanged?(domain) }
     }
 }

@@ -30,6 +30,7 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
     private var context: ChannelHandlerContext?
     private var slots: Deque<Slot> = []
     private var backlog: OrderedDictionary<DomainName, ChangeEvent> = [:]
+    private var noticeBacklog: OrderedDictionary<DomainName, ByteBuffer> = [:]
     private var inputClosed = false
     private var accepted = false
     private var refused = false
@@ -182,7 +183,20 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
         }
     }
 
+    func deliverNotice(_ line: ByteBuffer, domain: DomainName) {
+        guard let context else { return }
+        if noticeBacklog.isEmpty && context.channel.isWritable {
+            context.writeAndFlush(wrapOutboundOut(.event(line)), promise: nil)
+        } else {
+            noticeBacklog[domain] = line
+        }
+    }
+
     private func drainBacklog(_ context: ChannelHandlerContext) {
+        while context.channel.isWritable, let line = noticeBacklog.values.first {
+            noticeBacklog.removeFirst()
+            context.writeAndFlush(wrapOutboundOut(.event(line)), promise: nil)
+        }
         while context.channel.isWritable, let event = backlog.values.first {
             backlog.removeFirst()
             context.write(wrapOutboundOut(.event(ByteBuffer(bytes: event.encoded()))), promise: nil)
