@@ -29,6 +29,9 @@ public enum ChangeOrigin: Sendable, Hashable, CustomStringConvertible {
     case resynchronized
     /// A local write the daemon refused was undone; the values are the daemon's again.
     case reverted(DefaultsError)
+    /// The domain's Settings bundle defaults changed (a bundle was installed, changed or removed;
+    /// the daemon's `bundleDefaultsChanged`); the keys are those whose resolved value changed.
+    case settingsBundle
 
     /// The writer of a remote change, as the daemon saw it (`SO_PEERCRED`).
     public struct Writer: Sendable, Hashable {
@@ -46,6 +49,7 @@ public enum ChangeOrigin: Sendable, Hashable, CustomStringConvertible {
         case .remote(let writer): "pid \(writer.pid)\(writer.client.map { " (\($0))" } ?? "")"
         case .resynchronized: "resynchronized"
         case .reverted(let error): "reverted: \(error)"
+        case .settingsBundle: "settings bundle"
         }
     }
 }

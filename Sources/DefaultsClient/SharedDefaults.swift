@@ -13,7 +13,8 @@ import Logging
 /// ```
 ///
 /// Search order, as on Apple platforms: the argument domain (`-key value`), the app domain (or
-/// the suite), added suites, `NSGlobalDomain`, the registration domain.
+/// the suite), added suites, `NSGlobalDomain`, the Settings bundle defaults of the app domain and
+/// suites, the registration domain.
 ///
 /// Reads are answered from a local cache and never wait on the socket once the search list is
 /// loaded (the first read loads it). Writes update the cache at once and are sent without waiting;

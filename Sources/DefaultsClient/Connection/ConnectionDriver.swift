@@ -10,9 +10,10 @@ import NIOPosix
 /// Owner: `eventLoop`. Every stored property is touched on that thread only (`kick` and
 /// `shutdown` just schedule work there), which is what makes the `@unchecked Sendable` sound.
 ///
-/// On every (re)connection it says `hello`, subscribes to every domain it knows, `get`s each of
-/// them (the cache diffs and notifies what changed meanwhile), and then sends again, in order,
-/// every write the daemon has not answered. A `synchronize` whose connection is lost is sent
+/// On every (re)connection it says `hello`, subscribes to every domain it knows, asks for each
+/// one's Settings bundle layer (`bundleDefaults`) and `get`s it (the cache diffs and notifies what
+/// changed meanwhile), and then sends again, in order, every write the daemon has not answered.
+/// A `bundleDefaultsChanged` event asks for that domain's bundle layer again. A `synchronize` whose connection is lost is sent
 /// again only if an immediate new attempt connects; otherwise it fails (the daemon is gone).
 final class ConnectionDriver: @unchecked Sendable {
     private enum Phase {
@@ -29,6 +30,8 @@ final class ConnectionDriver: @unchecked Sendable {
         case hello
         case subscribe
         case get(DomainName)
+        /// Changes found in the answer are announced with `origin`.
+        case bundleDefaults(DomainName, origin: ChangeOrigin)
         case write(sequence: UInt64, domain: DomainName, ticket: Ticket?)
         case synchronize(Ticket)
     }
@@ -144,6 +147,11 @@ final class ConnectionDriver: @unchecked Sendable {
     private func sendLoads(_ list: [DomainName], on channel: Channel) {
         send(Requests.subscribe(list), expecting: .subscribe, on: channel)
         for domain in list {
+            // Before the `get`: answers come in order, so the bundle layer is in the cache by the
+            // time the domain counts as loaded and first reads are answered.
+            if domain != .global {
+                send(Requests.bundleDefaults(domain), expecting: .bundleDefaults(domain, origin: .resynchronized), on: channel)
+            }
             awaitingGet.insert(domain)
             send(Requests.get(domain), expecting: .get(domain), on: channel)
         }
@@ -266,6 +274,7 @@ final class ConnectionDriver: @unchecked Sendable {
         guard case .connected(let current) = phase, current === channel else { return }
         switch message {
         case .response(let json): handleResponse(json)
+        case .event(let json) where json["event"] == .string("bundleDefaultsChanged"): bundleDefaultsChanged(json, on: channel)
         case .event(let json): handleEvent(json)
         }
     }
@@ -299,6 +308,22 @@ final class ConnectionDriver: @unchecked Sendable {
             }
             let tickets = cache.update { $0.load(domain, values: values, generation: generation) }
             for ticket in tickets { ticket.succeed() }
+
+        case .bundleDefaults(let domain, let origin):
+            guard error == nil, case .object(let members)? = json["values"] else {
+                // A daemon without Settings bundle support answers `unknown_op`: no bundle layer.
+                let level: Logger.Level = error?.code == .unknownOp ? .debug : .warning
+                logger.log(level: level, "bundleDefaults refused", metadata: ["domain": "\(domain)", "error": "\(error.map { "\($0)" } ?? "\(json)")"])
+                return
+            }
+            var values: [String: PlistValue] = [:]
+            values.reserveCapacity(members.count)
+            for (key, member) in members {
+                do throws(DefaultsError) { values[key] = try WireValue.decode(member) } catch {
+                    logger.warning("skipped a bundle default the daemon sent", metadata: ["domain": "\(domain)", "key": "\(key)", "error": "\(error)"])
+                }
+            }
+            cache.update { ((), $0.setBundleDefaults(values, of: domain, origin: origin)) }
 
         case .write(let sequence, let domain, let ticket):
             let item = queue.removeFirst()
@@ -353,6 +378,16 @@ final class ConnectionDriver: @unchecked Sendable {
         }
         let origin = self.origin(of: json["origin"])
         cache.update { ((), $0.applyEvent(to: domain, generation: generation, changes: changes, origin: origin)) }
+    }
+
+    /// A domain's bundle layer changed: ask for it again. The answer comes after the event, so it
+    /// holds the new layer (or a later one, itself followed by another event).
+    private func bundleDefaultsChanged(_ json: JSON, on channel: Channel) {
+        guard case .string(let name)? = json["domain"], let domain = try? DomainName(name),
+            domain != .global, known.contains(domain)
+        else { return }
+        send(Requests.bundleDefaults(domain), expecting: .bundleDefaults(domain, origin: .settingsBundle), on: channel)
+        channel.flush()
     }
 
     private func origin(of json: JSON?) -> ChangeOrigin {

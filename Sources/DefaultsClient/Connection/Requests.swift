@@ -27,6 +27,14 @@ enum Requests {
         }
     }
 
+    /// The Settings bundle layer of `domain` (`{"ok":true,"values":{...},"path":...}`).
+    static func bundleDefaults(_ domain: DomainName) -> [UInt8] {
+        line { writer in
+            writer.key("op"); writer.string("bundleDefaults")
+            writer.key("domain"); writer.string(domain.rawValue)
+        }
+    }
+
     static let synchronize: [UInt8] = line { writer in writer.key("op"); writer.string("synchronize") }
 
     /// The request for a local edit: `set`/`remove` for one key, `apply` for several,

@@ -129,7 +129,9 @@ extension CacheState {
         for source in record.searchList {
             switch source {
             case .argument: keys.formUnion(record.volatile[ArgumentDomain.name]?.keys ?? [:].keys)
-            case .persistent(let domain): keys.formUnion(domains[domain]?.visible.keys ?? [:].keys)
+            case .persistent(let domain):
+                keys.formUnion(domains[domain]?.visible.keys ?? [:].keys)
+                if domain != .global { keys.formUnion(domains[domain]?.bundleDefaults.keys ?? [:].keys) }
             case .registration: keys.formUnion(registration.keys)
             }
         }
@@ -148,7 +150,9 @@ extension CacheState {
         return Delivery(view: record.view, change: nil, values: values, notify: false)
     }
 
-    /// The first value of `key` along the view's search list.
+    /// The first value of `key` along the view's search list. Before the registration domain come
+    /// the Settings bundle layers of the view's persistent domains (app domain, then suites in
+    /// order; `NSGlobalDomain` has none), as the daemon's `lookup` resolves them.
     func resolve(_ record: ViewRecord, _ key: String) -> PlistValue? {
         for source in record.searchList {
             switch source {
@@ -157,6 +161,9 @@ extension CacheState {
             case .persistent(let domain):
                 if let value = domains[domain]?.visible[key] { return value }
             case .registration:
+                for case .persistent(let domain) in record.searchList where domain != .global {
+                    if let value = domains[domain]?.bundleDefaults[key] { return value }
+                }
                 if let value = registration[key] { return value }
             }
         }
@@ -310,6 +317,36 @@ extension CacheState {
             return true
         }
         return (tickets, deliveries)
+    }
+
+    /// A domain's Settings bundle layer as `bundleDefaults` answered it (before its first `get`, on
+    /// reconnecting, or after a `bundleDefaultsChanged` event). Every view searching the domain
+    /// announces the keys whose resolved value changed, with `origin`; nothing is announced before
+    /// the domain's first load, as for `load`.
+    mutating func setBundleDefaults(_ values: [String: PlistValue], of domain: DomainName, origin: ChangeOrigin) -> [Delivery] {
+        let old: [String: PlistValue] = modify(domain) { cache in
+            defer { cache.bundleDefaults = values }
+            return cache.bundleDefaults
+        }
+        let keys = Set(old.keys).union(values.keys).filter { old[$0] != values[$0] }
+        guard !keys.isEmpty, domain != .global else { return [] }
+        let announce = domains[domain]!.loaded || domains[domain]!.servedBeforeLoad
+        var deliveries: [Delivery] = []
+        for record in views.values where record.includes(domain) {
+            var fresh: [(String, PlistValue?)] = []
+            for key in keys { fresh.append((key, resolve(record, key))) }
+            var values: [String: PlistValue?] = [:]
+            record.view.snapshot.withLock { snapshot in
+                for (key, value) in fresh where snapshot.resolved[key] != value {
+                    snapshot.resolved[key] = value
+                    values[key] = .some(value)
+                }
+            }
+            guard !values.isEmpty else { continue }
+            let change = announce ? DefaultsChange(domain: domain.rawValue, keys: Set(values.keys), origin: origin) : nil
+            deliveries.append(Delivery(view: record.view, change: change, values: values, notify: announce))
+        }
+        return deliveries
     }
 
     /// The connection failed or closed: nobody waiting for a first load should wait longer.

@@ -57,6 +57,9 @@ struct DomainCache {
     /// Who made the confirmed value of a key that a pending write still hides; when the write
     /// retires and the value shows, the change is theirs.
     var hiddenOrigins: [String: ChangeOrigin] = [:]
+    /// The domain's Settings bundle layer (`bundleDefaults`): searched after every persistent
+    /// domain of a view and before the registration domain. Never part of `visible`.
+    var bundleDefaults: [String: PlistValue] = [:]
 
     // MARK: Pending writes
 
