@@ -104,6 +104,9 @@ let package = Package(
             dependencies: ["DefaultsClient", "DefaultsCore"]
         ),
 
+        // Starts the real defaultsd on a temporary socket and directory, for the tests that need it.
+        .target(name: "DaemonTestSupport", dependencies: ["DefaultsCore", "LineSocket"], path: "Tests/DaemonTestSupport"),
+
         .testTarget(name: "DefaultsCoreTests", dependencies: ["DefaultsCore"]),
         .testTarget(
             name: "DefaultsServerTests",
@@ -122,11 +125,11 @@ let package = Package(
         ),
         .testTarget(
             name: "DaemonIntegrationTests",
-            dependencies: ["DefaultsCore", "LineSocket", "defaultsd", "defaults"]
+            dependencies: ["DefaultsCore", "LineSocket", "DaemonTestSupport", "defaultsd", "defaults"]
         ),
         .testTarget(
             name: "DefaultsClientTests",
-            dependencies: ["DefaultsClient", "DefaultsCore", "LineSocket", "defaultsd", "BridgeControl"]
+            dependencies: ["DefaultsClient", "DefaultsCore", "LineSocket", "DaemonTestSupport", "defaultsd", "BridgeControl"]
         ),
     ],
     swiftLanguageModes: [.v6]

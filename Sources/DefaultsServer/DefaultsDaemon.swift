@@ -51,6 +51,9 @@ public final class DefaultsDaemon: Sendable {
         scanner.start()
         try DomainFiles(directory: configuration.storageDirectory, format: configuration.fileFormat).prepare()
         let server = self.server
+        // Settings bundles are read before the socket opens, so the first client sees their layer.
+        let scanInterval = configuration.settingsBundleScanInterval
+        try await server.store.eventLoop.flatSubmit { server.bundles.start(interval: scanInterval) }.get()
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.backlog, value: 256)
             .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
@@ -85,9 +88,7 @@ public final class DefaultsDaemon: Sendable {
         }
         listener.withLockedValue { $0 = channel }
         let manager = self.manager
-        let scanInterval = configuration.settingsBundleScanInterval
         try await server.store.eventLoop.submit {
-            server.bundles.start(interval: scanInterval)
             manager.ready(status: server.statusLine)
             server.startReporting(to: manager)
         }.get()

@@ -1,4 +1,5 @@
 import DefaultsCore
+import DaemonTestSupport
 import Foundation
 import LineSocket
 import Testing

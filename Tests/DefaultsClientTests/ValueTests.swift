@@ -1,5 +1,6 @@
 import DefaultsClient
 import DefaultsCore
+import DaemonTestSupport
 import Foundation
 import Testing
 

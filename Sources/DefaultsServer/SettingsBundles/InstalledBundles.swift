@@ -52,12 +52,14 @@ final class InstalledBundles {
         self.registered = registered
     }
 
-    /// Scans now, then every `interval`.
-    func start(interval: TimeAmount) {
-        rescan()
+    /// Scans now, then every `interval`; the future completes when the first scan is applied, so
+    /// the daemon can announce readiness with its bundles already loaded.
+    func start(interval: TimeAmount) -> EventLoopFuture<Void> {
+        let first = rescan()
         task = eventLoop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { [weak self] _ in
-            self?.eventLoop.execute { self?.rescan() }
+            self?.eventLoop.execute { _ = self?.rescan() }
         }
+        return first
     }
 
     func stop() { task?.cancel() }
@@ -66,7 +68,7 @@ final class InstalledBundles {
         eventLoop.assertInEventLoop()
         directories = configuration.settingsBundleDirectories
         validates = configuration.validateSettingsBundles
-        rescan()
+        _ = rescan()
     }
 
     /// Registers (or replaces) the bundle of `domain` at `path`; answers once it is loaded.
@@ -130,10 +132,12 @@ final class InstalledBundles {
 
     private var scanner: BundleScanner { BundleScanner(directories: directories, registered: registered, options: options) }
 
-    private func rescan() {
+    @discardableResult
+    private func rescan() -> EventLoopFuture<Void> {
         eventLoop.assertInEventLoop()
-        guard !scanning else { return }
+        guard !scanning else { return eventLoop.makeSucceededVoidFuture() }
         scanning = true
+        let done = eventLoop.makePromise(of: Void.self)
         let scanner = self.scanner
         let known = installed.mapValues(\.signature)
         scannerThread.runIfActive(eventLoop: eventLoop) { () -> ([DomainName: BundleScanner.Found], [DomainName: Result<SettingsBundle, SettingsBundleError>]) in
@@ -143,9 +147,11 @@ final class InstalledBundles {
             return (found, loaded)
         }.assumeIsolated().whenComplete { [self] result in
             scanning = false
+            defer { done.succeed() }
             guard case .success(let (found, loaded)) = result else { return }
             var changed = false
-            for domain in installed.keys where found[domain] == nil {
+            // A bundle registered while this scan ran is not in `found`; it is not a removal.
+            for domain in installed.keys where found[domain] == nil && registered[domain] == nil {
                 installed[domain] = nil
                 changed = true
                 logger.info("settings bundle removed", metadata: ["domain": "\(domain)"])
@@ -161,6 +167,7 @@ final class InstalledBundles {
             }
             if changed { rebuildDefaults() }
         }
+        return done.futureResult
     }
 
     private func install(_ domain: DomainName, _ entry: Installed) {

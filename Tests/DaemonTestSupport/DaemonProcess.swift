@@ -4,10 +4,10 @@ import LineSocket
 
 /// The real `defaultsd` binary on a temporary socket and storage directory.
 ///
-/// Copied from Tests/DaemonIntegrationTests (test targets cannot share sources); `socketName`
-/// lets a second daemon serve the same storage on another socket.
-final class DaemonProcess: @unchecked Sendable {
-    static let binary: String = {
+/// Shared by the test targets that run the real daemon; `socketName` lets a second daemon serve
+/// the same storage on another socket.
+public final class DaemonProcess: @unchecked Sendable {
+    public static let binary: String = {
         if let path = ProcessInfo.processInfo.environment["DEFAULTSD_BINARY"] { return path }
         let besideTests = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
             .appendingPathComponent("defaultsd").path
@@ -16,16 +16,16 @@ final class DaemonProcess: @unchecked Sendable {
             .deletingLastPathComponent().appendingPathComponent(".build/debug/defaultsd").path
     }()
 
-    let directory: String
-    let socketPath: String
-    let storagePath: String
-    let arguments: [String]
-    let environment: [String: String]
-    private(set) var process: Process
+    public let directory: String
+    public let socketPath: String
+    public let storagePath: String
+    public let arguments: [String]
+    public let environment: [String: String]
+    public private(set) var process: Process
     private let log = LogBuffer()
 
     /// Starts a daemon in a new temporary directory, or on `reusing` another daemon's directory.
-    init(
+    public init(
         arguments: [String] = [], environment: [String: String] = [:], reusing other: DaemonProcess? = nil,
         socketName: String = "socket"
     ) throws {
@@ -76,61 +76,61 @@ final class DaemonProcess: @unchecked Sendable {
         }
     }
 
-    var logText: String { log.text }
+    public var logText: String { log.text }
 
     /// Waits until the daemon's log contains `text`; false after `timeout` seconds.
     @discardableResult
-    func waitForLog(_ text: String, timeout: Double = 10) -> Bool { log.wait(for: text, timeout: timeout) }
+    public func waitForLog(_ text: String, timeout: Double = 10) -> Bool { log.wait(for: text, timeout: timeout) }
 
-    func send(_ signal: Int32) { Foundation.kill(process.processIdentifier, signal) }
+    public func send(_ signal: Int32) { Foundation.kill(process.processIdentifier, signal) }
 
-    func connect() throws -> LineSocket { try LineSocket(path: socketPath) }
+    public func connect() throws -> LineSocket { try LineSocket(path: socketPath) }
 
     /// Sends SIGTERM and returns the exit status.
     @discardableResult
-    func terminate() -> Int32 {
+    public func terminate() -> Int32 {
         guard process.isRunning else { return process.terminationStatus }
         process.terminate()
         process.waitUntilExit()
         return process.terminationStatus
     }
 
-    func kill() {
+    public func kill() {
         guard process.isRunning else { return }
         Foundation.kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
     }
 
     /// Stops this daemon and starts it again on the same directory.
-    func restart() throws {
+    public func restart() throws {
         if process.isRunning, case let status = terminate(), status != 0 {
             throw LineSocket.Failure(description: "defaultsd exited with \(status): \(logText)")
         }
         try launch()
     }
 
-    var pid: Int32 { process.processIdentifier }
+    public var pid: Int32 { process.processIdentifier }
 
     /// The daemon's resident memory, in KiB, from /proc.
-    func residentKiB() -> Int {
+    public func residentKiB() -> Int {
         let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
         let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
         return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
     }
 
     /// The domain file as the daemon left it on disk.
-    func storedValues(_ domain: String) throws -> [String: PlistValue]? {
+    public func storedValues(_ domain: String) throws -> [String: PlistValue]? {
         let name = domain == "NSGlobalDomain" ? ".GlobalPreferences.plist" : domain + ".plist"
         guard let data = FileManager.default.contents(atPath: storagePath + "/" + name) else { return nil }
         return try PropertyListFile.decode(data)
     }
 
-    func storageListing() -> [String] {
+    public func storageListing() -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: storagePath)) ?? []).sorted()
     }
 
     /// Whether this instance removes the directory when released (false for one reusing another's).
-    var ownsDirectory = true
+    public var ownsDirectory = true
 
     deinit {
         kill()
@@ -140,11 +140,12 @@ final class DaemonProcess: @unchecked Sendable {
 
 
 /// The daemon's stderr, appended from the pipe's reader thread.
-final class LogBuffer: @unchecked Sendable {
+public final class LogBuffer: @unchecked Sendable {
+    public init() {}
     private let condition = NSCondition()
     private var contents = ""
 
-    func append(_ chunk: String) -> String {
+    public func append(_ chunk: String) -> String {
         condition.lock()
         defer { condition.unlock() }
         contents += chunk
@@ -152,13 +153,13 @@ final class LogBuffer: @unchecked Sendable {
         return contents
     }
 
-    var text: String {
+    public var text: String {
         condition.lock()
         defer { condition.unlock() }
         return contents
     }
 
-    func wait(for text: String, timeout: Double) -> Bool {
+    public func wait(for text: String, timeout: Double) -> Bool {
         let deadline = Date(timeIntervalSinceNow: timeout)
         condition.lock()
         defer { condition.unlock() }
