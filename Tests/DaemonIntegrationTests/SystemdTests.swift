@@ -10,6 +10,15 @@ import Testing
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
+    /// A daemon reporting to a NOTIFY_SOCKET listener, once it said READY=1; the directory is removed by the caller.
+    func notifyingDaemon(arguments: [String] = [], environment: [String: String] = [:]) throws -> (DaemonProcess, NotifyListener, String) {
+        let directory = try temporaryDirectory()
+        let notify = try NotifyListener(directory: directory)
+        let daemon = try DaemonProcess(arguments: arguments, environment: environment.merging(["NOTIFY_SOCKET": notify.path]) { $1 })
+        guard notify.receive(until: "READY=1") != nil else { throw LineSocket.Failure(description: "no READY=1") }
+        return (daemon, notify, directory)
+    }
+
     func temporaryDirectory() throws -> String {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("defaultsd-sd-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
@@ -35,11 +44,8 @@ import Testing
     }
 
     @Test func statusFollowsTheDaemonsState() throws {
-        let directory = try temporaryDirectory()
+        let (daemon, notify, directory) = try notifyingDaemon()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let notify = try NotifyListener(directory: directory)
-        let daemon = try DaemonProcess(environment: ["NOTIFY_SOCKET": notify.path])
-        _ = try #require(notify.receive(until: "READY=1"))
         let first = try daemon.connect()
         let second = try daemon.connect()
         try first.request(#"{"op":"get","domain":"com.status"}"#)
@@ -49,12 +55,9 @@ import Testing
     }
 
     @Test func theWatchdogIsFedAtHalfTheInterval() throws {
-        let directory = try temporaryDirectory()
+        let (daemon, notify, directory) = try notifyingDaemon(environment: ["WATCHDOG_USEC": "400000"])
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let notify = try NotifyListener(directory: directory)
-        let daemon = try DaemonProcess(environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "400000"])
         _ = daemon
-        _ = try #require(notify.receive(until: "READY=1"))
         var pings: [Date] = []
         while pings.count < 8, let message = notify.receive(timeout: 2) {
             if message == "WATCHDOG=1" { pings.append(Date()) }
@@ -66,21 +69,15 @@ import Testing
     }
 
     @Test func aDaemonWithoutWatchdogSendsNoPings() throws {
-        let directory = try temporaryDirectory()
+        let (daemon, notify, directory) = try notifyingDaemon(environment: ["WATCHDOG_USEC": "400000", "WATCHDOG_PID": "1"])
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let notify = try NotifyListener(directory: directory)
-        let daemon = try DaemonProcess(environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "400000", "WATCHDOG_PID": "1"])
         _ = daemon
-        _ = try #require(notify.receive(until: "READY=1"))
         #expect(notify.receive(timeout: 0.6) == nil, "WATCHDOG_PID names another process")
     }
 
     @Test func sighupReloadsAndSigtermStops() throws {
-        let directory = try temporaryDirectory()
+        let (daemon, notify, directory) = try notifyingDaemon()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let notify = try NotifyListener(directory: directory)
-        let daemon = try DaemonProcess(environment: ["NOTIFY_SOCKET": notify.path])
-        _ = try #require(notify.receive(until: "READY=1"))
         daemon.send(SIGHUP)
         let reloading = try #require(notify.receive(until: "RELOADING=1"))
         #expect(reloading.last!.range(of: #"^RELOADING=1\nMONOTONIC_USEC=[0-9]+$"#, options: .regularExpression) != nil)
@@ -138,10 +135,7 @@ import Testing
         let errors = Pipe()
         activator.standardError = errors
         let log = LogBuffer()
-        errors.fileHandleForReading.readabilityHandler = { handle in
-            let chunk = handle.availableData
-            if chunk.isEmpty { handle.readabilityHandler = nil } else { _ = log.append(String(decoding: chunk, as: UTF8.self)) }
-        }
+        log.capture(errors.fileHandleForReading)
         try activator.run()
         defer { if activator.isRunning { activator.terminate(); activator.waitUntilExit() } }
         #expect(log.wait(for: "Listening on", timeout: 10))

@@ -142,6 +142,14 @@ public final class DaemonProcess: @unchecked Sendable {
 /// The daemon's stderr, appended from the pipe's reader thread.
 public final class LogBuffer: @unchecked Sendable {
     public init() {}
+
+    /// Collects everything written to `handle` (a pipe's reading end) until it closes.
+    public func capture(_ handle: FileHandle) {
+        handle.readabilityHandler = { [self] handle in
+            let chunk = handle.availableData
+            if chunk.isEmpty { handle.readabilityHandler = nil } else { _ = append(String(decoding: chunk, as: UTF8.self)) }
+        }
+    }
     private let condition = NSCondition()
     private var contents = ""
 

@@ -133,10 +133,7 @@ struct CoherenceTests {
         activator.standardError = errors
         activator.standardOutput = FileHandle.nullDevice
         let log = LogBuffer()
-        errors.fileHandleForReading.readabilityHandler = { handle in
-            let chunk = handle.availableData
-            if chunk.isEmpty { handle.readabilityHandler = nil } else { _ = log.append(String(decoding: chunk, as: UTF8.self)) }
-        }
+        log.capture(errors.fileHandleForReading)
         try activator.run()
         defer { if activator.isRunning { activator.terminate(); activator.waitUntilExit() } }
         #expect(log.wait(for: "Listening on", timeout: 10))
