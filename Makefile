@@ -51,9 +51,10 @@ build: deps-build
 run: build
 	.build/debug/defaultsd $(ARGS)
 
+# Every test is written with Swift Testing; --disable-xctest keeps XCTest's empty summary out.
 test: deps-test
 	$(SWIFT) build --build-tests
-	$(SWIFT) test
+	$(SWIFT) test --disable-xctest
 
 bench: deps-bench
 	$(SWIFT) build -c release --product defaultsd
