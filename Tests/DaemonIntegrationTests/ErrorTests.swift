@@ -118,16 +118,10 @@ import Testing
 
     @Test func aSecondDaemonDoesNotStealALiveSocket() throws {
         let first = try DaemonProcess()
-        let second = Process()
-        second.executableURL = URL(fileURLWithPath: DaemonProcess.binary)
-        second.arguments = ["--socket", first.socketPath, "--storage-dir", first.storagePath + "-2"]
-        let errors = Pipe()
-        second.standardError = errors
-        try second.run()
-        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        second.waitUntilExit()
-        #expect(second.terminationStatus == 1)
-        #expect(message.contains("defaultsd: another defaultsd is already listening on \(first.socketPath)"))
+        let second = try DaemonProcess.runToCompletion(
+            ["--socket", first.socketPath, "--storage-dir", first.storagePath + "-2"])
+        #expect(second.status == 1)
+        #expect(second.errors.contains("defaultsd: another defaultsd is already listening on \(first.socketPath)"))
         #expect(try first.connect().request(#"{"op":"ping"}"#) == #"{"ok":true}"#)
     }
 

@@ -103,6 +103,19 @@ import Testing
         #expect(warp?["control"]?["kind"] == .string("toggleSwitch"))
         let missing = try JSONParser.parse(try client.request(#"{"op":"describeBundle","domain":"com.example.none"}"#))
         #expect(missing["error"]?["code"] == .string("invalid_parameter"))
+        let missingInFrench = try JSONParser.parse(
+            try client.request(#"{"op":"describeBundle","domain":"com.example.none","language":"fr"}"#))
+        #expect(missingInFrench["error"]?["code"] == .string("invalid_parameter"))
+        // Another language: the bundle is read again, and the answer stays in request order.
+        try client.send(#"{"id":1,"op":"describeBundle","domain":"\#(Self.domain)","language":"fr","text":true}"#)
+        try client.send(#"{"id":2,"op":"ping"}"#)
+        let french = try JSONParser.parse(try client.readResponse())
+        #expect(french["id"] == .integer(1))
+        #expect(french["language"] == .string("fr"))
+        #expect(french["pane"]?["sections"].flatMap { if case .array(let s) = $0 { s.first?["title"] } else { nil } } == .string("Informations générales"))
+        guard case .string(let text)? = french["text"] else { Issue.record("no text"); return }
+        #expect(text.hasPrefix("INFORMATIONS GÉNÉRALES\n"))
+        #expect(try client.readResponse() == #"{"id":2,"ok":true}"#)
     }
 
     @Test func bundlesArePickedUpWithoutARestartAndValidationCanBeTurnedOff() throws {
@@ -131,6 +144,9 @@ import Testing
         #expect(registered.hasPrefix(#"{"ok":true,"path":"\#(path)","diagnostics":0,"defaults":{"#))
         #expect(try client.request(#"{"op":"lookup","domain":"com.example.Third","key":"rank"}"#)
             == #"{"ok":true,"value":"Ensign","domain":"com.example.Third","layer":"bundle"}"#)
+        let nowhere = try JSONParser.parse(try client.request(#"{"op":"registerBundle","domain":"com.example.Fourth","path":"\#(root)/none"}"#))
+        #expect(nowhere["error"]?["code"] == .string("invalid_parameter"))
+        #expect(try client.request(#"{"op":"bundleDefaults","domain":"com.example.Fourth"}"#) == #"{"ok":true,"values":{},"path":null}"#)
         // Removing a bundle removes its layer.
         try FileManager.default.removeItem(atPath: root + "/com.example.Second")
         #expect(daemon.waitForLog("settings bundle removed domain=com.example.Second"))

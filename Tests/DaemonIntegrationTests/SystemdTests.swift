@@ -164,7 +164,10 @@ import Testing
                                "--storage-dir", directory + "/storage", "--socket", directory + "/unused.socket"]
         let errors = Pipe()
         activator.standardError = errors
+        let log = LogBuffer()
+        log.capture(errors.fileHandleForReading)
         try activator.run()
+        #expect(log.wait(for: "Listening on", timeout: 10))
         // A datagram socket is activated on the first datagram.
         let sender = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
         defer { close(sender) }
@@ -172,15 +175,12 @@ import Testing
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array((directory + "/dgram").utf8)
         withUnsafeMutableBytes(of: &address.sun_path) { raw in raw.copyBytes(from: bytes); raw[bytes.count] = 0 }
-        var sent = -1
-        for _ in 0..<100 where sent < 0 {
-            sent = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(sender, "x", 1, 0, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-            }
-            if sent < 0 { usleep(50_000) }  // until systemd-socket-activate has bound the path
+        let sent = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(sender, "x", 1, 0, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
-        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(sent == 1)
         activator.waitUntilExit()
+        let text = log.waitForEnd()
         #expect(activator.terminationStatus == 1)
         #expect(text.contains("defaultsd: the socket passed by the service manager (fd 3) is not a listening Unix stream socket"))
     }
@@ -202,31 +202,19 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let config = directory + "/defaultsd.json"
         try content.write(toFile: config, atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: DaemonProcess.binary)
-        process.arguments = ["--config", config, "--socket", directory + "/socket", "--storage-dir", directory + "/storage"]
-        let errors = Pipe()
-        process.standardError = errors
-        try process.run()
-        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 78)
+        let run = try DaemonProcess.runToCompletion(
+            ["--config", config, "--socket", directory + "/socket", "--storage-dir", directory + "/storage"])
+        let text = run.errors
+        #expect(run.status == 78)
         #expect(text.hasPrefix("defaultsd: \(config): "), "\(text)")
         #expect(text.contains(message), "\(text)")
         #expect(!text.contains("Fatal error"))
     }
 
     @Test func aBadFlagExitsWith78() throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: DaemonProcess.binary)
-        process.arguments = ["--format", "yaml", "--print-config"]
-        let errors = Pipe()
-        process.standardError = errors
-        try process.run()
-        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 78)
-        #expect(text == "defaultsd: --format expects \"xml\" or \"binary\", not \"yaml\"\n")
+        let run = try DaemonProcess.runToCompletion(["--format", "yaml", "--print-config"])
+        #expect(run.status == 78)
+        #expect(run.errors == "defaultsd: --format expects \"xml\" or \"binary\", not \"yaml\"\n")
     }
 
     @Test func printConfigShowsEveryKeyAndItsSource() throws {
@@ -234,16 +222,11 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let config = directory + "/defaultsd.json"
         try #"{ "fileFormat": "binary" }"#.write(toFile: config, atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: DaemonProcess.binary)
-        process.arguments = ["--config", config, "--print-config", "--coalesce-ms", "7"]
-        process.environment = ["XDG_RUNTIME_DIR": "/run/user/4242", "XDG_CONFIG_HOME": "/home/picard/.config", "HOME": "/home/picard"]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        let run = try DaemonProcess.runToCompletion(
+            ["--config", config, "--print-config", "--coalesce-ms", "7"],
+            environment: ["XDG_RUNTIME_DIR": "/run/user/4242", "XDG_CONFIG_HOME": "/home/picard/.config", "HOME": "/home/picard"])
+        let text = run.output
+        #expect(run.status == 0)
         let lines = text.split(separator: "\n").map(String.init)
         #expect(lines.first == "# effective configuration of defaultsd; configuration file: \(config)")
         #expect(lines.contains(#"socket                         = "/run/user/4242/defaultsd/socket"  # default ($XDG_RUNTIME_DIR)"#))

@@ -139,6 +139,33 @@ public final class DaemonProcess: @unchecked Sendable {
 }
 
 
+/// What a short-lived run of the `defaultsd` binary printed, and how it ended.
+public struct FinishedRun: Sendable {
+    public var status: Int32
+    public var output: String
+    public var errors: String
+}
+
+extension DaemonProcess {
+    /// Runs the binary to completion (for runs that are expected to end by themselves:
+    /// `--print-config`, a refused configuration, a refused socket).
+    public static func runToCompletion(_ arguments: [String], environment: [String: String]? = nil) throws -> FinishedRun {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        if let environment { process.environment = environment }
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        let log = LogBuffer()
+        log.capture(errors.fileHandleForReading)
+        try process.run()
+        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return FinishedRun(status: process.terminationStatus, output: printed, errors: log.waitForEnd())
+    }
+}
+
 /// The daemon's stderr, appended from the pipe's reader thread.
 public final class LogBuffer: @unchecked Sendable {
     public init() {}
@@ -147,11 +174,25 @@ public final class LogBuffer: @unchecked Sendable {
     public func capture(_ handle: FileHandle) {
         handle.readabilityHandler = { [self] handle in
             let chunk = handle.availableData
-            if chunk.isEmpty { handle.readabilityHandler = nil } else { _ = append(String(decoding: chunk, as: UTF8.self)) }
+            if chunk.isEmpty {
+                handle.readabilityHandler = nil
+                finish()
+            } else {
+                _ = append(String(decoding: chunk, as: UTF8.self))
+            }
         }
     }
     private let condition = NSCondition()
     private var contents = ""
+
+    private var ended = false
+
+    private func finish() {
+        condition.lock()
+        ended = true
+        condition.broadcast()
+        condition.unlock()
+    }
 
     public func append(_ chunk: String) -> String {
         condition.lock()
@@ -164,6 +205,15 @@ public final class LogBuffer: @unchecked Sendable {
     public var text: String {
         condition.lock()
         defer { condition.unlock() }
+        return contents
+    }
+
+    /// Everything captured once the pipe has closed (after the process ended).
+    public func waitForEnd(timeout: Double = 10) -> String {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while !ended, condition.wait(until: deadline) {}
         return contents
     }
 

@@ -170,6 +170,22 @@ extension CacheState {
         return nil
     }
 
+    /// Resolves `keys` again for one view and stores the results in its snapshot; answers the keys
+    /// whose resolved value changed, with their new values (`nil` = now absent).
+    private func refreshResolved(_ keys: Set<String>, of record: ViewRecord) -> [String: PlistValue?] {
+        var fresh: [(String, PlistValue?)] = []
+        fresh.reserveCapacity(keys.count)
+        for key in keys { fresh.append((key, resolve(record, key))) }
+        var values: [String: PlistValue?] = [:]
+        record.view.snapshot.withLock { snapshot in
+            for (key, value) in fresh where snapshot.resolved[key] != value {
+                snapshot.resolved[key] = value
+                values[key] = .some(value)
+            }
+        }
+        return values
+    }
+
     /// Brings every view that `includes` the change up to date and answers their deliveries.
     mutating func propagate(
         _ keys: Set<String>, domain: String, origin: ChangeOrigin, notify: Bool, announce: Bool = true,
@@ -178,16 +194,7 @@ extension CacheState {
         guard !keys.isEmpty else { return [] }
         var deliveries: [Delivery] = []
         for record in views.values where includes(record) {
-            var fresh: [(String, PlistValue?)] = []
-            fresh.reserveCapacity(keys.count)
-            for key in keys { fresh.append((key, resolve(record, key))) }
-            var values: [String: PlistValue?] = [:]
-            record.view.snapshot.withLock { snapshot in
-                for (key, value) in fresh where snapshot.resolved[key] != value {
-                    snapshot.resolved[key] = value
-                    values[key] = .some(value)
-                }
-            }
+            let values = refreshResolved(keys, of: record)
             let change = announce ? DefaultsChange(domain: domain, keys: keys, origin: origin) : nil
             guard change != nil || !values.isEmpty else { continue }
             deliveries.append(Delivery(view: record.view, change: change, values: values, notify: notify && announce))
@@ -333,15 +340,7 @@ extension CacheState {
         let announce = domains[domain]!.loaded || domains[domain]!.servedBeforeLoad
         var deliveries: [Delivery] = []
         for record in views.values where record.includes(domain) {
-            var fresh: [(String, PlistValue?)] = []
-            for key in keys { fresh.append((key, resolve(record, key))) }
-            var values: [String: PlistValue?] = [:]
-            record.view.snapshot.withLock { snapshot in
-                for (key, value) in fresh where snapshot.resolved[key] != value {
-                    snapshot.resolved[key] = value
-                    values[key] = .some(value)
-                }
-            }
+            let values = refreshResolved(keys, of: record)
             guard !values.isEmpty else { continue }
             let change = announce ? DefaultsChange(domain: domain.rawValue, keys: Set(values.keys), origin: origin) : nil
             deliveries.append(Delivery(view: record.view, change: change, values: values, notify: announce))

@@ -19,10 +19,28 @@ struct Operations {
 
     func perform(_ request: Request, session: Session, sink: EventSink) -> PendingReply {
         server.requestCount += 1
-        do {
+        do throws(DefaultsError) {
             switch request.op {
             case "synchronize":
                 return .later(store.synchronize().map { Reply.empty })
+            case "registerBundle":
+                let domain = try request.domain()
+                let path = try request.string("path")
+                return .later(server.bundles.register(domain, path: path).map { installed in
+                    Reply([
+                        ("path", .string(installed.path)),
+                        ("diagnostics", .integer(Int64(installed.bundle.diagnostics.count))),
+                        ("defaults", .values(installed.bundle.defaults.app)),
+                    ])
+                })
+            case "describeBundle" where request.has("language"):
+                // Another language means reading the bundle again: off the loop, then described on it.
+                let domain = try request.domain()
+                guard let reading = server.bundles.bundle(for: domain, languages: [try request.string("language")]) else {
+                    throw DefaultsError(.invalidParameter, "no Settings bundle is installed for \(domain)")
+                }
+                let operations = self
+                return .later(reading.flatMapThrowing { bundle in try operations.describeBundle(request, in: bundle) })
             default:
                 return .now(.success(try performNow(request, session: session, sink: sink)))
             }
@@ -121,15 +139,6 @@ struct Operations {
                 registration: session.registration)
             return Reply([("value", .value(found?.0)), ("domain", .string(found?.1.name)), ("layer", .string(found?.1.layer))])
 
-        case "registerBundle":
-            let domain = try request.domain()
-            let installed = try server.bundles.register(domain, path: try request.string("path"))
-            return Reply([
-                ("path", .string(installed.path)),
-                ("diagnostics", .integer(Int64(installed.bundle.diagnostics.count))),
-                ("defaults", .values(installed.bundle.defaults.app)),
-            ])
-
         case "bundleDefaults":
             let domain = try request.domain()
             return Reply([
@@ -138,7 +147,11 @@ struct Operations {
             ])
 
         case "describeBundle":
-            return try describeBundle(request)
+            let domain = try request.domain()
+            guard let installed = server.bundles.bundle(for: domain) else {
+                throw DefaultsError(.invalidParameter, "no Settings bundle is installed for \(domain)")
+            }
+            return try describeBundle(request, in: installed.bundle)
 
         case "subscribe":
             if try request.bool("all") == true {
@@ -198,17 +211,10 @@ struct Operations {
     }
 
     /// The resolved, localised pane tree of a domain's Settings bundle with current values.
-    private func describeBundle(_ request: Request) throws(DefaultsError) -> Reply {
+    /// Runs on the loop: it reads the store.
+    private func describeBundle(_ request: Request, in bundle: SettingsBundle) throws(DefaultsError) -> Reply {
         let domain = try request.domain()
-        guard let installed = server.bundles.bundle(for: domain) else {
-            throw DefaultsError(.invalidParameter, "no Settings bundle is installed for \(domain)")
-        }
-        var bundle = installed.bundle
-        if let language = try request.optionalString("language"),
-            let localized = server.bundles.bundle(for: domain, languages: [language])
-        {
-            bundle = localized
-        }
+        let path = bundle.directory.path
         var stored: [DomainName: [String: PlistValue]] = [:]
         for suite in [domain] + bundle.specifiers.compactMap(\.suite) where stored[suite] == nil {
             stored[suite] = try store.values(of: suite)
@@ -230,7 +236,7 @@ struct Operations {
         var tree = JSONWriter()
         if let pane { pane.write(into: &tree) } else { tree.null() }
         var fields: [(String, Reply.Field)] = [
-            ("path", .string(installed.path)),
+            ("path", .string(path)),
             ("language", .string(bundle.language)),
             ("diagnostics", .strings(bundle.diagnostics.map { "\($0)" })),
             ("pane", .raw(tree.bytes)),

@@ -56,8 +56,10 @@ final class InstalledBundles {
     /// the daemon can announce readiness with its bundles already loaded.
     func start(interval: TimeAmount) -> EventLoopFuture<Void> {
         let first = rescan()
-        task = eventLoop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { [weak self] _ in
-            self?.eventLoop.execute { _ = self?.rescan() }
+        // The repeated task runs on this same loop; `stop()` cancels it and so ends the reference.
+        let bound = NIOLoopBound(self, eventLoop: eventLoop)
+        task = eventLoop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { _ in
+            bound.value.rescan()
         }
         return first
     }
@@ -71,33 +73,49 @@ final class InstalledBundles {
         _ = rescan()
     }
 
-    /// Registers (or replaces) the bundle of `domain` at `path`; answers once it is loaded.
-    func register(_ domain: DomainName, path: String) throws(DefaultsError) -> Installed {
+    /// Registers (or replaces) the bundle of `domain` at `path`; succeeds once it is loaded and in force.
+    /// Reading the bundle and writing the registry happen on the scanner thread, never on the loop.
+    func register(_ domain: DomainName, path: String) -> EventLoopFuture<Installed> {
         eventLoop.assertInEventLoop()
-        var isDirectory: ObjCBool = false
-        guard path.hasPrefix("/"), FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw DefaultsError(.invalidParameter, "\"path\" must be the absolute path of a Settings.bundle directory")
+        let scanner = self.scanner
+        return scannerThread.runIfActive(eventLoop: eventLoop) { () throws -> Installed in
+            var isDirectory: ObjCBool = false
+            guard path.hasPrefix("/"), FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory),
+                isDirectory.boolValue
+            else {
+                throw DefaultsError(.invalidParameter, "\"path\" must be the absolute path of a Settings.bundle directory")
+            }
+            let found = BundleScanner.Found(path: path, signature: BundleScanner.signature(of: path))
+            do {
+                return Installed(path: path, signature: found.signature, bundle: try scanner.load(found).get())
+            } catch {
+                throw DefaultsError(.invalidParameter, "\(error)")
+            }
+        }.assumeIsolated().map { [self] entry in
+            registered[domain] = path
+            install(domain, entry)
+            rebuildDefaults()
+            rememberRegistrations()
+            return entry
+        }.nonisolated()
+    }
+
+    /// Writes the registered bundles to the storage directory, on the scanner thread. Snapshots are
+    /// taken on the loop in order and the one scanner thread writes them in order, so the last wins.
+    private func rememberRegistrations() {
+        var snapshot: [String: PlistValue] = [:]
+        for (domain, path) in registered { snapshot[domain.rawValue] = .string(path) }
+        let values = snapshot
+        let registryPath = self.registryPath
+        let logger = self.logger
+        scannerThread.submit { _ in
+            do {
+                try DomainFiles(directory: (registryPath as NSString).deletingLastPathComponent, format: .binary)
+                    .writeAtomically(try PropertyListFile.encode(values, format: .binary), to: registryPath)
+            } catch {
+                logger.error("could not remember a registered settings bundle", metadata: ["error": "\(error)"])
+            }
         }
-        let found = BundleScanner.Found(path: path, signature: BundleScanner.signature(of: path))
-        let bundle: SettingsBundle
-        do {
-            bundle = try scanner.load(found).get()
-        } catch {
-            throw DefaultsError(.invalidParameter, error.description)
-        }
-        registered[domain] = path
-        var values: [String: PlistValue] = [:]
-        for (domain, path) in registered { values[domain.rawValue] = .string(path) }
-        do {
-            try DomainFiles(directory: (registryPath as NSString).deletingLastPathComponent, format: .binary)
-                .writeAtomically(try PropertyListFile.encode(values, format: .binary), to: registryPath)
-        } catch {
-            logger.error("could not remember a registered settings bundle", metadata: ["error": "\(error)"])
-        }
-        let entry = Installed(path: path, signature: found.signature, bundle: bundle)
-        install(domain, entry)
-        rebuildDefaults()
-        return entry
     }
 
     /// The check of every value a changeset sets against the bundles describing its keys.
@@ -120,12 +138,15 @@ final class InstalledBundles {
 
     func bundle(for domain: DomainName) -> Installed? { installed[domain] }
 
-    /// Loads a bundle again in another language (for `describeBundle`).
-    func bundle(for domain: DomainName, languages: [String]) -> SettingsBundle? {
+    /// Reads a bundle again in other languages (for `describeBundle`), on the scanner thread.
+    func bundle(for domain: DomainName, languages: [String]) -> EventLoopFuture<SettingsBundle>? {
         guard let entry = installed[domain] else { return nil }
-        var options = self.options
-        options.languages = languages
-        return try? SettingsBundle.load(at: URL(fileURLWithPath: entry.path), options: options)
+        var localized = self.options
+        localized.languages = languages
+        let options = localized
+        return scannerThread.runIfActive(eventLoop: eventLoop) { () throws -> SettingsBundle in
+            try SettingsBundle.load(at: URL(fileURLWithPath: entry.path), options: options)
+        }
     }
 
     // MARK: - Scanning
