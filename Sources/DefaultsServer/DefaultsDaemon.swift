@@ -63,8 +63,6 @@ public final class DefaultsDaemon: Sendable {
                     let maximumLine = server.configuration.maximumLineBytes
                     try channel.pipeline.syncOperations.addHandlers([
                         ByteToMessageHandler(LineFrameDecoder(maximumLineBytes: maximumLine), maximumBufferSize: maximumLine + 1),
-                        RequestDecoder(),
-                        ResponseEncoder(),
                         ConnectionHandler(server: server),
                     ])
                 }

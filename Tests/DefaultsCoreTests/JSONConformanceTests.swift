@@ -31,18 +31,28 @@ import Testing
 
     @Test(arguments: cases("y_"))
     func accepts(_ name: String) throws {
-        _ = try JSONParser.parse(try Self.contents(name))
+        let bytes = try Self.contents(name)
+        let json = try JSONParser.parse(bytes)
+        // The request path's reader agrees: the same members, or nil for a non-object.
+        let members = try JSONParser.parseObjectMembers(bytes)
+        if case .object(let object) = json {
+            #expect(members?.object == object)
+        } else {
+            #expect(members == nil)
+        }
     }
 
     @Test(arguments: cases("n_"))
     func rejects(_ name: String) throws {
         let bytes = try Self.contents(name)
         #expect(throws: JSONParseError.self) { try JSONParser.parse(bytes) }
+        #expect(throws: JSONParseError.self) { try JSONParser.parseObjectMembers(bytes) }
     }
 
     @Test(arguments: cases("i_"))
     func survives(_ name: String) throws {
         _ = try? JSONParser.parse(try Self.contents(name))
+        _ = try? JSONParser.parseObjectMembers(try Self.contents(name))
     }
 
     @Test func invalidUTF8InAStringIsReportedAsSuch() {
@@ -53,5 +63,15 @@ import Testing
     @Test func escapesAndSurrogatePairsDecode() throws {
         #expect(try JSONParser.parse(#""a\"\\\/\b\f\n\r\t\u00e9\ud83d\ude80""#) == .string("a\"\\/\u{8}\u{c}\n\r\té🚀"))
         #expect(try JSONParser.parse(#"{"a":1,"a":2}"#) == .object(["a": .integer(2)]))
+    }
+
+    @Test func objectMembersKeepTheirOrderAndTheLastOfARepeatedName() throws {
+        let members = try #require(try JSONParser.parseObjectMembers(Array(#" {"op":"get","n":1.0,"op":"set"} "#.utf8)))
+        #expect(members.members.map(\.name) == ["op", "n", "op"])
+        #expect(members["op"] == .string("set"))
+        #expect(members["n"] == .real(1))
+        #expect(members["absent"] == nil)
+        #expect(try JSONParser.parseObjectMembers(Array("[1]".utf8)) == nil)
+        #expect(throws: JSONParseError.self) { try JSONParser.parseObjectMembers(Array("{} x".utf8)) }
     }
 }

@@ -26,6 +26,24 @@ import Testing
         #expect(try roundTrip(value) == value)
     }
 
+    @Test(arguments: [0, 7, 9, 10, 99, 100, -1, -9, -10, 1234567890, Int64.max, Int64.min, Int64.min + 1])
+    func integersAreWrittenInDecimalWithTheirLength(_ value: Int64) {
+        var writer = JSONWriter()
+        writer.integer(value)
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == String(value))
+        #expect(JSONWriter.decimalLength(of: value) == String(value).utf8.count)
+        #expect(WireValue.encodedSize(of: .integer(value)) == String(value).utf8.count)
+    }
+
+    @Test func aReusedWriterStartsAfresh() {
+        var writer = JSONWriter()
+        writer.beginArray(); writer.integer(1); writer.string("a\"b"); writer.endArray()
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == #"[1,"a\"b"]"#)
+        writer.removeAll()
+        writer.string("plain")
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == #""plain""#)
+    }
+
     @Test func integerRealAndBoolStayApart() throws {
         #expect(text(.integer(1)) == "1")
         #expect(text(.real(1)) == "1.0")

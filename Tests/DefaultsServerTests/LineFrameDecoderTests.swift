@@ -1,25 +1,35 @@
+import DefaultsCore
 @testable import DefaultsServer
 import NIOCore
 import NIOEmbedded
 import Testing
 
 @Suite struct LineFrameDecoderTests {
+    /// Records lines and over-long reports in the order they arrive.
+    final class Recorder: ChannelInboundHandler {
+        typealias InboundIn = ByteBuffer
+        var frames: [String] = []
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            frames.append(String(buffer: unwrapInboundIn(data)))
+        }
+        func errorCaught(context: ChannelHandlerContext, error: Error) {
+            frames.append((error as? LineTooLong).map { "<overlong \($0.limit)>" } ?? "<\(error)>")
+        }
+    }
+
+    let recorder = Recorder()
+
     func channel(limit: Int = 16) throws -> EmbeddedChannel {
         let channel = EmbeddedChannel()
-        try channel.pipeline.syncOperations.addHandler(
-            ByteToMessageHandler(LineFrameDecoder(maximumLineBytes: limit), maximumBufferSize: limit + 1))
+        try channel.pipeline.syncOperations.addHandlers([
+            ByteToMessageHandler(LineFrameDecoder(maximumLineBytes: limit), maximumBufferSize: limit + 1), recorder,
+        ])
         return channel
     }
 
     func frames(_ channel: EmbeddedChannel) throws -> [String] {
-        var result: [String] = []
-        while let frame = try channel.readInbound(as: Frame.self) {
-            switch frame {
-            case .line(let buffer): result.append(String(buffer: buffer))
-            case .overlong(let limit): result.append("<overlong \(limit)>")
-            }
-        }
-        return result
+        defer { recorder.frames.removeAll() }
+        return recorder.frames
     }
 
     @Test func splitsLinesAndStripsCarriageReturns() throws {
@@ -68,7 +78,7 @@ import Testing
         }
         #expect(request.id == .integer(7))
         #expect(request.op == "get")
-        #expect(request.parameters == ["id": .integer(7), "op": .string("get"), "domain": .string("com.x")])
+        #expect(request.parameters == JSONMembers(["id": .integer(7), "op": .string("get"), "domain": .string("com.x")]))
     }
 
     @Test(arguments: [

@@ -33,14 +33,19 @@ public struct Changeset: Sendable, Hashable {
     /// Applies the changes to a domain's values and returns only the changes that
     /// really changed something (setting a key to its current value is not a change).
     public func apply(to values: inout [String: PlistValue]) -> Changeset {
-        var effective = Changeset(domain: domain)
+        // Usually every change is effective; then the changeset itself is the answer and no
+        // second dictionary is built.
+        var ineffective: [String] = []
         for (key, value) in changes {
             if let value {
-                if values.updateValue(value, forKey: key) != value { effective.changes[key] = .some(value) }
-            } else if values.removeValue(forKey: key) != nil {
-                effective.changes[key] = .some(nil)
+                if values.updateValue(value, forKey: key) == value { ineffective.append(key) }
+            } else if values.removeValue(forKey: key) == nil {
+                ineffective.append(key)
             }
         }
+        if ineffective.isEmpty { return self }
+        var effective = self
+        for key in ineffective { effective.changes[key] = nil }
         return effective
     }
 

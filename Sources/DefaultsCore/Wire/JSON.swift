@@ -23,3 +23,50 @@ public enum JSON: Sendable, Hashable {
         return nil
     }
 }
+
+/// The members of one JSON object in the order written, looked up by a linear scan.
+///
+/// A request line has half a dozen members and each is read once or twice, so a scan beats
+/// building and hashing a dictionary. As with ``JSON/object(_:)``, a repeated name means the
+/// last one.
+///
+/// ```swift
+/// let members = try JSONParser.parseObjectMembers(Array(#"{"op":"get","op":"set"}"#.utf8))
+/// members?["op"] // .string("set")
+/// ```
+public struct JSONMembers: Sendable, Equatable {
+    public struct Member: Sendable, Equatable {
+        public var name: String
+        public var value: JSON
+    }
+
+    public private(set) var members: [Member] = []
+
+    public init() {
+        members.reserveCapacity(8)  // a request's members fit; growing one by one reallocates
+    }
+
+    public init(_ pairs: KeyValuePairs<String, JSON>) {
+        for (name, value) in pairs { append(name, value) }
+    }
+
+    public mutating func append(_ name: String, _ value: JSON) {
+        members.append(Member(name: name, value: value))
+    }
+
+    public subscript(name: String) -> JSON? {
+        var index = members.endIndex
+        while index > members.startIndex {
+            index -= 1
+            if members[index].name == name { return members[index].value }
+        }
+        return nil
+    }
+
+    /// The object as a dictionary (last value of a repeated name wins).
+    public var object: [String: JSON] {
+        var result: [String: JSON] = [:]
+        for member in members { result[member.name] = member.value }
+        return result
+    }
+}

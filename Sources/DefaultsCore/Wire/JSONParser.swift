@@ -42,6 +42,35 @@ public struct JSONParser: ~Copyable {
         return value
     }
 
+    /// Parses a line that should hold one object, keeping its top-level members in order
+    /// instead of building a dictionary (the request path). Valid JSON that is not an object
+    /// gives nil.
+    public static func parseObjectMembers(_ bytes: UnsafeRawBufferPointer) throws(JSONParseError) -> JSONMembers? {
+        var parser = JSONParser(bytes)
+        parser.skipWhitespace()
+        guard parser.peek() == UInt8(ascii: "{") else {
+            _ = try parser.parseValue()
+            parser.skipWhitespace()
+            if parser.index != bytes.count { throw parser.error("unexpected data after the JSON value") }
+            return nil
+        }
+        var members = JSONMembers()
+        try parser.parseMembers { name, value in members.append(name, value) }
+        parser.skipWhitespace()
+        if parser.index != bytes.count { throw parser.error("unexpected data after the JSON value") }
+        return members
+    }
+
+    public static func parseObjectMembers(_ bytes: [UInt8]) throws(JSONParseError) -> JSONMembers? {
+        do {
+            return try bytes.withUnsafeBytes { try parseObjectMembers($0) }
+        } catch let error as JSONParseError {
+            throw error
+        } catch {
+            fatalError("unreachable")
+        }
+    }
+
     public static func parse(_ bytes: [UInt8]) throws(JSONParseError) -> JSON {
         do {
             return try bytes.withUnsafeBytes { try parse($0) }
@@ -73,14 +102,20 @@ public struct JSONParser: ~Copyable {
     }
 
     private mutating func parseObject() throws(JSONParseError) -> JSON {
+        var members: [String: JSON] = [:]
+        try parseMembers { name, value in members[name] = value }
+        return .object(members)
+    }
+
+    /// Reads `{...}`, handing each member to `add` in order.
+    private mutating func parseMembers(_ add: (String, JSON) -> Void) throws(JSONParseError) {
         try enter()
         index += 1
-        var members: [String: JSON] = [:]
         skipWhitespace()
         if peek() == UInt8(ascii: "}") {
             index += 1
             depth -= 1
-            return .object(members)
+            return
         }
         while true {
             skipWhitespace()
@@ -90,14 +125,14 @@ public struct JSONParser: ~Copyable {
             guard peek() == UInt8(ascii: ":") else { throw error("expected ':'") }
             index += 1
             skipWhitespace()
-            members[key] = try parseValue()
+            add(key, try parseValue())
             skipWhitespace()
             switch peek() {
             case UInt8(ascii: ","): index += 1
             case UInt8(ascii: "}"):
                 index += 1
                 depth -= 1
-                return .object(members)
+                return
             default: throw error("expected ',' or '}'")
             }
         }

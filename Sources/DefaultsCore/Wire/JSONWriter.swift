@@ -35,7 +35,7 @@ public struct JSONWriter: Sendable {
 
     public mutating func null() { separate(); appendASCII("null"); needsComma = true }
     public mutating func bool(_ value: Bool) { separate(); appendASCII(value ? "true" : "false"); needsComma = true }
-    public mutating func integer(_ value: Int64) { separate(); appendASCII(String(value)); needsComma = true }
+    public mutating func integer(_ value: Int64) { separate(); appendDecimal(value); needsComma = true }
     public mutating func string(_ value: String) { separate(); appendQuoted(value); needsComma = true }
 
     /// Writes a finite double so that it reads back as a real: `5.0`, `1e-05`, `1e+20`.
@@ -109,6 +109,13 @@ public struct JSONWriter: Sendable {
     /// Writes a changeset's changes: removed keys as `null`.
     public mutating func changes(_ changes: [String: PlistValue?]) {
         beginObject()
+        if changes.count == 1, let (key, value) = changes.first {
+            // The common single-key change needs no sorted copy of the keys.
+            self.key(key)
+            if let value { self.value(value) } else { null() }
+            endObject()
+            return
+        }
         for key in changes.keys.sorted() {
             self.key(key)
             if let value = changes[key]! { self.value(value) } else { null() }
@@ -118,6 +125,24 @@ public struct JSONWriter: Sendable {
 
     public mutating func newline() { bytes.append(UInt8(ascii: "\n")); needsComma = false }
 
+    /// Empties the writer but keeps its storage, so a connection can encode every response
+    /// into one writer without allocating per response.
+    public mutating func removeAll() {
+        bytes.removeAll(keepingCapacity: true)
+        needsComma = false
+    }
+
+    /// The number of bytes `value` takes in decimal, sign included.
+    public static func decimalLength(of value: Int64) -> Int {
+        var magnitude = value.magnitude
+        var length = value < 0 ? 2 : 1
+        while magnitude >= 10 {
+            magnitude /= 10
+            length += 1
+        }
+        return length
+    }
+
     // MARK: -
 
     @inline(__always) private mutating func separate() {
@@ -126,10 +151,37 @@ public struct JSONWriter: Sendable {
 
     private mutating func appendASCII(_ text: String) { bytes.append(contentsOf: text.utf8) }
 
+    /// Digits written straight into the bytes: `String(value)` would allocate for every integer.
+    private mutating func appendDecimal(_ value: Int64) {
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        if magnitude < 10 {
+            bytes.append(UInt8(ascii: "0") &+ UInt8(magnitude))
+            return
+        }
+        let start = bytes.count
+        while magnitude > 0 {
+            bytes.append(UInt8(ascii: "0") &+ UInt8(magnitude % 10))
+            magnitude /= 10
+        }
+        bytes[start...].reverse()
+    }
+
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
     private mutating func appendQuoted(_ string: String) {
         bytes.append(UInt8(ascii: "\""))
+        var string = string
+        // Most keys and values need no escaping: copy them in one go.
+        let plain = string.withUTF8 { utf8 in
+            for byte in utf8 where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return false }
+            bytes.append(contentsOf: utf8)
+            return true
+        }
+        if plain {
+            bytes.append(UInt8(ascii: "\""))
+            return
+        }
         for byte in string.utf8 {
             switch byte {
             case UInt8(ascii: "\""): bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "\""))

@@ -79,7 +79,7 @@ public enum WireValue {
     public static func encodedSize(of value: PlistValue) -> Int {
         switch value {
         case .bool(let b): return b ? 4 : 5
-        case .integer(let i): return i.description.utf8.count
+        case .integer(let i): return JSONWriter.decimalLength(of: i)
         case .string(let s): return s.utf8.count + 2 + escapeOverhead(s)
         default: return encode(value).count
         }

@@ -17,6 +17,12 @@ public struct ChangeEvent: Sendable {
     /// The event's line, newline included.
     public func encoded() -> [UInt8] {
         var writer = JSONWriter(capacity: 96)
+        encode(into: &writer)
+        return writer.bytes
+    }
+
+    /// Appends the event's line, newline included, to `writer`.
+    public func encode(into writer: inout JSONWriter) {
         writer.beginObject()
         writer.key("event"); writer.string("didChange")
         writer.key("domain"); writer.string(changeset.domain.rawValue)
@@ -30,7 +36,6 @@ public struct ChangeEvent: Sendable {
         writer.endObject()
         writer.endObject()
         writer.newline()
-        return writer.bytes
     }
 }
 

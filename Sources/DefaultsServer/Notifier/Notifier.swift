@@ -4,10 +4,10 @@ import OrderedCollections
 
 /// Fans `didChange` events out to subscribers.
 ///
-/// Owned by the store's event loop. Changes published during one event-loop turn are
-/// gathered per (domain, writer) and sent as one event when the turn ends, so a changeset,
-/// or a pipelined burst read in one go, becomes one event. Each event is encoded once and the
-/// same bytes go to every subscriber.
+/// Owned by the store's event loop. Changes published during one read batch (or, outside
+/// one, one event-loop turn) are gathered per (domain, writer) and sent as one event when it
+/// ends, so a changeset, or a pipelined burst read in one go, becomes one event. Each event is
+/// encoded once and the same bytes go to every subscriber.
 final class Notifier {
     private struct BurstKey: Hashable {
         var domain: DomainName
@@ -19,6 +19,10 @@ final class Notifier {
     private var everything: [UInt64: EventSink] = [:]
     private var bursts: OrderedDictionary<BurstKey, ChangeEvent> = [:]
     private var deliveryScheduled = false
+    /// Connections running a read batch; they deliver when it ends (`releaseDelivery`).
+    private var holds = 0
+    /// Reused for every event, so encoding allocates nothing but the line itself.
+    private var encoder = JSONWriter(capacity: 256)
     private(set) var eventsPublished = 0
 
     init(eventLoop: EventLoop) { self.eventLoop = eventLoop }
@@ -48,13 +52,13 @@ final class Notifier {
     }
 
     /// Queues an effective change for delivery at the end of the writer's read batch
-    /// (`deliverPending`) or, at the latest, of this event-loop turn.
+    /// (`releaseDelivery`) or, outside a batch, of this event-loop turn.
     func publish(_ event: ChangeEvent) {
         eventLoop.assertInEventLoop()
         guard !everything.isEmpty || byDomain[event.changeset.domain] != nil else { return }
         let key = BurstKey(domain: event.changeset.domain, connection: event.origin.connection)
         if bursts[key] != nil { bursts[key]!.merge(event) } else { bursts[key] = event }
-        if !deliveryScheduled {
+        if holds == 0 && !deliveryScheduled {
             deliveryScheduled = true
             // Tasks run after the I/O of the current turn, so every read of this turn is gathered.
             eventLoop.assumeIsolated().execute { [self] in
@@ -64,18 +68,32 @@ final class Notifier {
         }
     }
 
-    /// Sends the gathered events now. Connection handlers call this when a read batch ends, before
-    /// flushing their responses, so subscribers are woken first.
+    /// A connection starts running the requests of one read batch: what they publish waits
+    /// for the batch to end instead of a task of its own.
+    func holdDelivery() { holds += 1 }
+
+    /// The batch ended (its responses are written, not yet flushed): delivers what it published,
+    /// so subscribers are woken before the writer reads its answers.
+    func releaseDelivery() {
+        holds -= 1
+        if holds == 0 { deliverPending() }
+    }
+
+    /// Sends the gathered events now.
     func deliverPending() {
         guard !bursts.isEmpty else { return }
         let pending = bursts
         bursts.removeAll()
-        for event in pending.values {
-            let sinks = subscribers(of: event.changeset.domain)
-            guard !sinks.isEmpty, !event.changeset.isEmpty else { continue }
+        for event in pending.values where !event.changeset.isEmpty {
+            let specific = byDomain[event.changeset.domain]
+            guard !everything.isEmpty || specific != nil else { continue }
             eventsPublished += 1
-            let line = ByteBuffer(bytes: event.encoded())
-            for sink in sinks { sink.deliver(event, line: line) }
+            encoder.removeAll()
+            event.encode(into: &encoder)
+            let line = ByteBuffer(bytes: encoder.bytes)
+            let everyone = everything
+            for sink in everyone.values { sink.deliver(event, line: line) }
+            for (id, sink) in specific ?? [:] where everyone[id] == nil { sink.deliver(event, line: line) }
         }
     }
 

@@ -54,36 +54,3 @@ struct Reply {
         }
     }
 }
-
-/// What the connection handler sends down the pipeline.
-enum Outgoing {
-    case response(id: JSON?, Result<Reply, DefaultsError>)
-    /// An event line, already encoded (shared by every subscriber).
-    case event(ByteBuffer)
-}
-
-/// Encodes responses as lines: `{"id":7,"ok":true,...}` or `{"id":7,"ok":false,"error":{...}}`.
-enum ResponseEncoding {
-    static func encode(id: JSON?, _ result: Result<Reply, DefaultsError>) -> [UInt8] {
-        var writer = JSONWriter(capacity: 64)
-        writer.beginObject()
-        if let id {
-            writer.key("id")
-            writer.json(id)
-        }
-        switch result {
-        case .success(let reply):
-            writer.key("ok"); writer.bool(true)
-            reply.write(into: &writer)
-        case .failure(let error):
-            writer.key("ok"); writer.bool(false)
-            writer.key("error"); writer.beginObject()
-            writer.key("code"); writer.string(error.code.rawValue)
-            writer.key("message"); writer.string(error.message)
-            writer.endObject()
-        }
-        writer.endObject()
-        writer.newline()
-        return writer.bytes
-    }
-}

@@ -11,7 +11,8 @@ struct Request {
     /// Echoed verbatim in the response; any JSON value.
     var id: JSON?
     var op: String
-    var parameters: [String: JSON]
+    /// Every member of the line, `id` and `op` included, in the order written.
+    var parameters: JSONMembers
 
     /// Parses a request object. Errors carry the id when one could be read.
     struct Failure: Error {
@@ -23,11 +24,7 @@ struct Request {
         }
     }
 
-    static func parse(_ json: JSON) -> Result<Request, Failure> {
-        guard case .object(let members) = json else {
-            return .failure(Failure(nil, DefaultsError(.badJSON, "a request must be a JSON object")))
-        }
-        // `id` and `op` stay among the parameters: removing them would copy the dictionary.
+    static func parse(_ members: JSONMembers) -> Result<Request, Failure> {
         let id = members["id"]
         guard let opValue = members["op"] else {
             return .failure(Failure(id, DefaultsError(.missingParameter, "missing \"op\"")))

@@ -72,11 +72,14 @@ public final class DefaultsStore: @unchecked Sendable {
     /// Applies a changeset all or nothing. Returns the domain's generation afterwards.
     @discardableResult
     func apply(_ changeset: Changeset, origin: Origin) throws(DefaultsError) -> Int64 {
-        // Take the state out of the table while changing it: a second reference to its
-        // dictionary would make the mutation copy every value (copy-on-write).
-        var state = try state(of: changeset.domain)
-        domains[changeset.domain] = nil
-        defer { domains[changeset.domain] = state }
+        eventLoop.assertInEventLoop()
+        if domains[changeset.domain] == nil { _ = try load(changeset.domain) }
+        // Changed in place through the table's accessor: a copy of the state would make the
+        // mutation copy every value of the domain (copy-on-write).
+        return try apply(changeset, origin: origin, to: &domains[changeset.domain]!)
+    }
+
+    private func apply(_ changeset: Changeset, origin: Origin, to state: inout DomainState) throws(DefaultsError) -> Int64 {
         let newSize = state.size(after: changeset)
         if newSize > maximumDomainBytes && newSize > state.size {
             throw DefaultsError(

@@ -3,18 +3,24 @@ import DequeModule
 import NIOCore
 import OrderedCollections
 
-/// The logic of one connection: checks the peer, runs requests in order, and delivers events.
+/// The logic of one connection: checks the peer, runs each line as a request in order, and
+/// delivers events.
 ///
 /// Runs on the store's event loop (every connection is registered on it), so it can call the
-/// store directly. Responses leave in request order even when one waits (`synchronize`):
-/// later answers queue behind it. Events go out between responses.
+/// store directly. Lines come from ``LineFrameDecoder``; ``RequestDecoder`` and
+/// ``ResponseEncoding`` turn them into requests and answers. The answers of one read batch
+/// are encoded into one writer and leave as one buffer when the batch ends, after which the
+/// batch's events are delivered and everything is flushed.
+///
+/// Responses leave in request order even when one waits (`synchronize`): later answers
+/// queue behind it. Events go out between responses.
 ///
 /// A subscriber that stops reading is not allowed to grow the daemon's memory: while its
 /// socket is not writable, its events are merged per domain (latest value wins) and sent
 /// when it drains, and reading its requests is paused.
 final class ConnectionHandler: ChannelInboundHandler, EventSink {
-    typealias InboundIn = Incoming
-    typealias OutboundOut = Outgoing
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
 
     private final class Slot {
         let id: JSON?
@@ -29,9 +35,14 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
     private let session: Session
     private var context: ChannelHandlerContext?
     private var slots: Deque<Slot> = []
+    /// Responses encoded but not yet handed to the channel.
+    private var pending = JSONWriter(capacity: 256)
     private var backlog: OrderedDictionary<DomainName, ChangeEvent> = [:]
     private var noticeBacklog: OrderedDictionary<DomainName, ByteBuffer> = [:]
     private var inputClosed = false
+    /// True between the first line of a read batch and its end, while the notifier holds
+    /// the batch's events.
+    private var inBatch = false
     private var accepted = false
     private var refused = false
 
@@ -44,7 +55,10 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
     }
 
     func handlerAdded(context: ChannelHandlerContext) { self.context = context }
-    func handlerRemoved(context: ChannelHandlerContext) { self.context = nil }
+    func handlerRemoved(context: ChannelHandlerContext) {
+        endBatch()
+        self.context = nil
+    }
 
     func channelActive(context: ChannelHandlerContext) {
         server.connectionCount += 1
@@ -72,6 +86,7 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        endBatch()
         server.connectionCount -= 1
         server.channels[session.id] = nil
         server.store.notifier.unsubscribeFromEverything(self)
@@ -80,20 +95,27 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard accepted else { return }
-        switch unwrapInboundIn(data) {
+        let line = unwrapInboundIn(data)
+        if RequestDecoder.isBlank(line) { return }
+        if !inBatch {
+            inBatch = true
+            server.store.notifier.holdDelivery()
+        }
+        switch RequestDecoder.decode(line) {
         case .invalid(let id, let error):
-            respond(context, Slot(id: id, result: .failure(error)))
+            respond(id: id, .failure(error))
         case .request(let request):
             switch Operations(server: server).perform(request, session: session, sink: self) {
             case .now(let result):
-                respond(context, Slot(id: request.id, result: result))
+                respond(id: request.id, result)
             case .later(let future):
                 let slot = Slot(id: request.id, result: nil)
                 slots.append(slot)
                 future.assumeIsolated().whenComplete { [self] result in
                     slot.result = result.mapError { $0 as? DefaultsError ?? DefaultsError(.internal, "\($0)") }
                     guard let context = self.context else { return }
-                    drainSlots(context)
+                    drainSlots()
+                    writePending(context)
                     context.flush()
                     closeIfFinished(context)
                 }
@@ -102,7 +124,8 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        server.store.notifier.deliverPending()
+        writePending(context)
+        endBatch()
         context.flush()
         context.fireChannelReadComplete()
     }
@@ -114,6 +137,9 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
             } else {
                 // The peer finished sending (socat after its input ends); answer what is pending, then close.
                 inputClosed = true
+                writePending(context)
+                endBatch()
+                context.flush()
                 closeIfFinished(context)
             }
         }
@@ -129,31 +155,55 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
+        if let tooLong = error as? LineTooLong {
+            guard accepted else { return }
+            respond(id: nil, .failure(DefaultsError(
+                .lineTooLong, "line longer than \(tooLong.limit) bytes; it was discarded")))
+            return
+        }
         server.logger.debug("connection error", metadata: ["connection": "\(session.id)", "error": "\(error)"])
         context.close(promise: nil)
     }
 
+    /// Ends the read batch: the notifier delivers the events it published.
+    private func endBatch() {
+        guard inBatch else { return }
+        inBatch = false
+        server.store.notifier.releaseDelivery()
+    }
+
     // MARK: - Responses
 
-    private func respond(_ context: ChannelHandlerContext, _ slot: Slot) {
+    private func respond(id: JSON?, _ result: Result<Reply, DefaultsError>) {
         if slots.isEmpty {
-            context.write(wrapOutboundOut(.response(id: slot.id, slot.result!)), promise: nil)
+            ResponseEncoding.encode(id: id, result, into: &pending)
         } else {
-            slots.append(slot)
+            slots.append(Slot(id: id, result: result))
         }
     }
 
-    private func drainSlots(_ context: ChannelHandlerContext) {
+    private func drainSlots() {
         while let head = slots.first, let result = head.result {
             slots.removeFirst()
-            context.write(wrapOutboundOut(.response(id: head.id, result)), promise: nil)
+            ResponseEncoding.encode(id: head.id, result, into: &pending)
         }
+    }
+
+    /// Hands the encoded responses to the channel as one buffer; the caller flushes.
+    private func writePending(_ context: ChannelHandlerContext) {
+        guard !pending.bytes.isEmpty else { return }
+        var buffer = context.channel.allocator.buffer(capacity: pending.bytes.count)
+        buffer.writeBytes(pending.bytes)
+        // Keep the writer's storage for the next batch, unless one huge answer grew it.
+        if pending.bytes.capacity > 64 * 1024 { pending = JSONWriter(capacity: 256) } else { pending.removeAll() }
+        context.write(wrapOutboundOut(buffer), promise: nil)
     }
 
     private func closeIfFinished(_ context: ChannelHandlerContext) {
         guard inputClosed, slots.isEmpty else { return }
+        writePending(context)
         let channel = context.channel
-        context.writeAndFlush(wrapOutboundOut(.event(channel.allocator.buffer(capacity: 0)))).assumeIsolated().whenComplete { _ in
+        context.writeAndFlush(wrapOutboundOut(channel.allocator.buffer(capacity: 0))).assumeIsolated().whenComplete { _ in
             channel.close(promise: nil)
         }
     }
@@ -163,7 +213,8 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
     /// sending its first request reads the error instead of failing on a broken pipe.
     private func refuse(_ context: ChannelHandlerContext, _ error: DefaultsError) {
         let channel = context.channel
-        context.writeAndFlush(wrapOutboundOut(.response(id: nil, .failure(error)))).assumeIsolated().whenComplete { _ in
+        let line = ByteBuffer(bytes: ResponseEncoding.encode(id: nil, .failure(error)))
+        context.writeAndFlush(wrapOutboundOut(line)).assumeIsolated().whenComplete { _ in
             channel.close(mode: .output, promise: nil)
             channel.eventLoop.assumeIsolated().scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
         }
@@ -175,7 +226,7 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
     func deliver(_ event: ChangeEvent, line: ByteBuffer) {
         guard let context else { return }
         if backlog.isEmpty && context.channel.isWritable {
-            context.writeAndFlush(wrapOutboundOut(.event(line)), promise: nil)
+            context.writeAndFlush(wrapOutboundOut(line), promise: nil)
         } else if backlog[event.changeset.domain] != nil {
             backlog[event.changeset.domain]!.merge(event)
         } else {
@@ -186,7 +237,7 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
     func deliverNotice(_ line: ByteBuffer, domain: DomainName) {
         guard let context else { return }
         if noticeBacklog.isEmpty && context.channel.isWritable {
-            context.writeAndFlush(wrapOutboundOut(.event(line)), promise: nil)
+            context.writeAndFlush(wrapOutboundOut(line), promise: nil)
         } else {
             noticeBacklog[domain] = line
         }
@@ -195,11 +246,11 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
     private func drainBacklog(_ context: ChannelHandlerContext) {
         while context.channel.isWritable, let line = noticeBacklog.values.first {
             noticeBacklog.removeFirst()
-            context.writeAndFlush(wrapOutboundOut(.event(line)), promise: nil)
+            context.writeAndFlush(wrapOutboundOut(line), promise: nil)
         }
         while context.channel.isWritable, let event = backlog.values.first {
             backlog.removeFirst()
-            context.write(wrapOutboundOut(.event(ByteBuffer(bytes: event.encoded()))), promise: nil)
+            context.write(wrapOutboundOut(ByteBuffer(bytes: event.encoded())), promise: nil)
             context.flush()
         }
     }

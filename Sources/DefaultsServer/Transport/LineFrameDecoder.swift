@@ -1,20 +1,23 @@
 import NIOCore
 
-/// One unit of input: a complete line, or the notice that a line was too long.
-enum Frame {
-    /// A line without its terminator (`\n`, or `\r\n`).
-    case line(ByteBuffer)
-    /// A line longer than the limit; its bytes were discarded up to and including its newline.
-    case overlong(limit: Int)
+/// Fired down the pipeline (as an error, in order with the lines) when a line is longer than
+/// the limit; its bytes were discarded up to and including its newline. The connection
+/// answers `line_too_long` and stays open.
+struct LineTooLong: Error, Equatable {
+    let limit: Int
 }
 
-/// Splits the byte stream into lines of at most `maximumLineBytes`.
+/// Splits the byte stream into lines of at most `maximumLineBytes`, each without its
+/// terminator (`\n`, or `\r\n`).
+///
+/// Lines go on as plain `ByteBuffer`s, which NIO passes between handlers without boxing;
+/// an over-long line is reported with ``LineTooLong``.
 ///
 /// NIOExtras' `LineBasedFrameDecoder` fails the channel on an over-long line; the protocol
 /// instead answers `line_too_long`, discards the rest of that line and keeps the connection,
 /// which needs the discarding state below. Memory stays bounded by the limit either way.
 struct LineFrameDecoder: ByteToMessageDecoder {
-    typealias InboundOut = Frame
+    typealias InboundOut = ByteBuffer
 
     let maximumLineBytes: Int
     /// Bytes at the front of the buffer already searched for a newline.
@@ -31,7 +34,7 @@ struct LineFrameDecoder: ByteToMessageDecoder {
             if buffer.readableBytes > maximumLineBytes {
                 if !discarding {
                     discarding = true
-                    context.fireChannelRead(wrapInboundOut(.overlong(limit: maximumLineBytes)))
+                    context.fireErrorCaught(LineTooLong(limit: maximumLineBytes))
                 }
                 buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
                 scanned = 0
@@ -49,9 +52,9 @@ struct LineFrameDecoder: ByteToMessageDecoder {
         buffer.moveReaderIndex(forwardBy: 1)
         if line.readableBytesView.last == UInt8(ascii: "\r") { line.moveWriterIndex(to: line.writerIndex - 1) }
         if line.readableBytes > maximumLineBytes {
-            context.fireChannelRead(wrapInboundOut(.overlong(limit: maximumLineBytes)))
+            context.fireErrorCaught(LineTooLong(limit: maximumLineBytes))
         } else {
-            context.fireChannelRead(wrapInboundOut(.line(line)))
+            context.fireChannelRead(wrapInboundOut(line))
         }
         return .continue
     }
@@ -62,7 +65,7 @@ struct LineFrameDecoder: ByteToMessageDecoder {
         if seenEOF, buffer.readableBytes > 0 {
             if !discarding {
                 let line = buffer.readSlice(length: buffer.readableBytes)!
-                context.fireChannelRead(wrapInboundOut(.line(line)))
+                context.fireChannelRead(wrapInboundOut(line))
             }
             buffer.moveReaderIndex(to: buffer.writerIndex)
         }
