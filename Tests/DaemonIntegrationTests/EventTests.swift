@@ -42,6 +42,31 @@ import Testing
         #expect(!(try client.hasInput(timeout: 0.2)), "no event after unsubscribing")
     }
 
+    @Test func aWriterSubscribedToItsDomainReadsItsAnswerBeforeTheEvent() throws {
+        let daemon = try DaemonProcess()
+        let client = try daemon.connect()
+        try client.request(#"{"op":"subscribe","domains":["com.order"]}"#)
+        for generation in 1...3 {
+            try client.send(#"{"id":\#(generation),"op":"set","domain":"com.order","key":"k","value":\#(generation)}"#)
+            #expect(try client.readLine() == #"{"id":\#(generation),"ok":true,"generation":\#(generation)}"#)
+            #expect(try client.readLine()
+                == #"{"event":"didChange","domain":"com.order","generation":\#(generation),"changes":{"k":\#(generation)},"origin":{\#(me),"connection":1}}"#)
+        }
+    }
+
+    @Test func theWritersAnswerIsSentBeforeTheEventsOfItsBatch() throws {
+        let daemon = try DaemonProcess()
+        let writer = try daemon.connect()
+        let subscriber = try daemon.connect()
+        try subscriber.request(#"{"op":"subscribe","domains":["com.order"]}"#)
+        for value in 1...20 {
+            try writer.send(#"{"op":"set","domain":"com.order","key":"k","value":\#(value)}"#)
+            #expect(try subscriber.readEvent().contains(#""changes":{"k":\#(value)}"#))
+            #expect(try writer.hasInput(timeout: 0), "the answer to set \(value) was not sent before its event")
+            #expect(try writer.readResponse() == #"{"ok":true,"generation":\#(value)}"#)
+        }
+    }
+
     @Test func deleteAndReplaceAnnounceEveryChangedKey() throws {
         let daemon = try DaemonProcess()
         let writer = try daemon.connect()

@@ -153,18 +153,24 @@ public struct JSONWriter: Sendable {
 
     /// Digits written straight into the bytes: `String(value)` would allocate for every integer.
     private mutating func appendDecimal(_ value: Int64) {
-        if value < 0 { bytes.append(UInt8(ascii: "-")) }
         var magnitude = value.magnitude
-        if magnitude < 10 {
+        if value >= 0 && magnitude < 10 {
             bytes.append(UInt8(ascii: "0") &+ UInt8(magnitude))
             return
         }
-        let start = bytes.count
-        while magnitude > 0 {
-            bytes.append(UInt8(ascii: "0") &+ UInt8(magnitude % 10))
-            magnitude /= 10
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var start = digits.count
+            repeat {
+                start -= 1
+                digits[start] = UInt8(ascii: "0") &+ UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            if value < 0 {
+                start -= 1
+                digits[start] = UInt8(ascii: "-")
+            }
+            bytes.append(contentsOf: UnsafeMutableBufferPointer(rebasing: digits[start...]))
         }
-        bytes[start...].reverse()
     }
 
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)

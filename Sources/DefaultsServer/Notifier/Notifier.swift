@@ -72,8 +72,7 @@ final class Notifier {
     /// for the batch to end instead of a task of its own.
     func holdDelivery() { holds += 1 }
 
-    /// The batch ended (its responses are written, not yet flushed): delivers what it published,
-    /// so subscribers are woken before the writer reads its answers.
+    /// The batch ended (its answers are sent): delivers what it published.
     func releaseDelivery() {
         holds -= 1
         if holds == 0 { deliverPending() }

@@ -30,6 +30,8 @@ final class WriteBehind {
     var takeSnapshot: ((Set<DomainName>) -> Snapshot)!
 
     private var dirty: Set<DomainName> = []
+    /// The domain most recently added to `dirty`: a burst to one domain skips the set look-up.
+    private var lastMarked: DomainName?
     private var writeSequence: UInt64 = 0
     private var durableSequence: UInt64 = 0
     private var firstDirtyAt: NIODeadline?
@@ -58,7 +60,10 @@ final class WriteBehind {
     /// Records that a domain changed in memory.
     func markDirty(_ domain: DomainName) {
         eventLoop.assertInEventLoop()
-        dirty.insert(domain)
+        if lastMarked != domain {
+            dirty.insert(domain)
+            lastMarked = domain
+        }
         writeSequence &+= 1
         let now = NIODeadline.now()
         lastWriteAt = now
@@ -115,6 +120,7 @@ final class WriteBehind {
         let sequence = writeSequence
         let snapshot = takeSnapshot(dirty)
         dirty.removeAll()
+        lastMarked = nil
         firstDirtyAt = nil
         flushCount += 1
         let files = self.files

@@ -37,6 +37,9 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
     private var slots: Deque<Slot> = []
     /// Responses encoded but not yet handed to the channel.
     private var pending = JSONWriter(capacity: 256)
+    /// The buffer responses leave in. By the next batch the channel has usually written and
+    /// released it, so clearing it reuses its storage instead of allocating.
+    private var outbound: ByteBuffer?
     private var backlog: OrderedDictionary<DomainName, ChangeEvent> = [:]
     private var noticeBacklog: OrderedDictionary<DomainName, ByteBuffer> = [:]
     private var inputClosed = false
@@ -124,9 +127,12 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
+        // The writer's answers leave first, then the batch's events: a client that waits for
+        // both (its answer and an event it subscribed to) then finds its answer already there
+        // when the event wakes it, instead of being woken twice.
         writePending(context)
-        endBatch()
         context.flush()
+        endBatch()
         context.fireChannelReadComplete()
     }
 
@@ -192,8 +198,10 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
     /// Hands the encoded responses to the channel as one buffer; the caller flushes.
     private func writePending(_ context: ChannelHandlerContext) {
         guard !pending.bytes.isEmpty else { return }
-        var buffer = context.channel.allocator.buffer(capacity: pending.bytes.count)
+        var buffer = outbound ?? context.channel.allocator.buffer(capacity: 1024)
+        buffer.clear()
         buffer.writeBytes(pending.bytes)
+        outbound = buffer.capacity > 64 * 1024 ? nil : buffer
         // Keep the writer's storage for the next batch, unless one huge answer grew it.
         if pending.bytes.capacity > 64 * 1024 { pending = JSONWriter(capacity: 256) } else { pending.removeAll() }
         context.write(wrapOutboundOut(buffer), promise: nil)
