@@ -27,7 +27,10 @@ struct DefaultsBench: ParsableCommand {
     var burst: Int = 10_000
 
     @Option(help: "Alternating rounds the requests and events are spread over.")
-    var rounds: Int = 5
+    var rounds: Int = 10
+
+    @Flag(inversion: .prefixedNo, help: "Also measure the round trips with the client and the servers placed on CPUs by hand (needs taskset).")
+    var pinned = true
 
     var perRound: Int { max(iterations / rounds, 100) }
     var eventsPerRound: Int { max(events / rounds, 40) }
@@ -69,6 +72,31 @@ struct DefaultsBench: ParsableCommand {
         let loaded = server.residentKiB()
 
         report.table(ours: ours, redis: theirs)
+
+        // Where the scheduler puts the client and the server decides most of a round trip: on
+        // this kind of machine waking a process on another CPU costs tens of microseconds,
+        // and once a pair of processes shares a CPU (or not) it tends to stay so, which varies
+        // from run to run and from server to server. With both placed by hand the same way,
+        // the comparison is like with like: on two CPUs, the usual case on an idle machine;
+        // on one CPU, where a round trip is mostly each process's own work.
+        if pinned, let theirs = redisServer, Server.which("taskset") != nil {
+            let cpus = ProcessInfo.processInfo.activeProcessorCount
+            var placements = [("on one CPU", "0", "0")]
+            if cpus > 1 { placements.insert(("on two CPUs", "0", "1"), at: 0) }
+            for (name, clientCPU, serverCPU) in placements {
+                var oursPinned = Results()
+                var theirsPinned = Results()
+                try Server.pin([server, theirs], cpus: serverCPU, client: clientCPU)
+                for _ in 0..<rounds {
+                    oursPinned.add(try measureDefaultsd(socket: directory + "/defaultsd.sock", roundTripsOnly: true))
+                    theirsPinned.add(try measureRedis(socket: directory + "/redis.sock", roundTripsOnly: true))
+                }
+                report.line("")
+                report.line("Client on CPU \(clientCPU), both servers on CPU \(serverCPU) (`taskset`):")
+                report.roundTripTable(ours: oursPinned, redis: theirsPinned, placement: name)
+            }
+            try Server.pin([server, theirs], cpus: "0-\(cpus - 1)", client: "0-\(cpus - 1)")
+        }
         report.line("")
         report.line("- `didChange` file rewrites for a \(burst)-set burst to one domain: **\(ours.burstRewrites)** (target ≤ 2)")
         report.line("- idle resident memory of defaultsd: **\(idle / 1024) MiB** at start, **\(loaded / 1024) MiB** after the run")
@@ -78,7 +106,7 @@ struct DefaultsBench: ParsableCommand {
 
     // MARK: - defaultsd
 
-    func measureDefaultsd(socket: String) throws -> Results {
+    func measureDefaultsd(socket: String, roundTripsOnly: Bool = false) throws -> Results {
         var results = Results()
         let client = try LineSocket(path: socket)
         results.set = try latencies(perRound) { i in
@@ -89,11 +117,13 @@ struct DefaultsBench: ParsableCommand {
             let answer = try client.request(#"{"op":"get","domain":"com.bench","key":"k\#(i % 100)"}"#)
             guard answer.hasPrefix(#"{"ok":true"#) else { throw LineSocket.Failure(description: answer) }
         }
-        results.pipelined = try throughput(perRound * 5, batch: 1000, client: client) { i in
-            #"{"op":"set","domain":"com.bench.pipe","key":"k\#(i % 100)","value":\#(i)}"# + "\n"
-        } expectResponse: { line in line.hasPrefix(#"{"ok":true"#) }
+        if !roundTripsOnly {
+            results.pipelined = try throughput(perRound * 5, batch: 1000, client: client) { i in
+                #"{"op":"set","domain":"com.bench.pipe","key":"k\#(i % 100)","value":\#(i)}"# + "\n"
+            } expectResponse: { line in line.hasPrefix(#"{"ok":true"#) }
+        }
 
-        for count in [1, 100] {
+        for count in roundTripsOnly ? [1] : [1, 100] {
             let subscribers = try (0..<count).map { _ in try LineSocket(path: socket) }
             for subscriber in subscribers { try subscriber.request(#"{"op":"subscribe","domains":["com.bench.events"]}"#) }
             let samples = try latencies(count == 1 ? eventsPerRound : eventsPerRound / 4) { i in
@@ -123,7 +153,7 @@ struct DefaultsBench: ParsableCommand {
 
     // MARK: - Redis
 
-    func measureRedis(socket: String) throws -> Results {
+    func measureRedis(socket: String, roundTripsOnly: Bool = false) throws -> Results {
         var results = Results()
         let client = try LineSocket(path: socket)
         func command(_ parts: [String]) -> String {
@@ -138,11 +168,13 @@ struct DefaultsBench: ParsableCommand {
             try send(["GET", "k\(i % 100)"], on: client)
             if try client.readLine() != "$-1\r" { _ = try client.readLine() }
         }
-        results.pipelined = try throughput(perRound * 5, batch: 1000, client: client) { i in
-            command(["SET", "p\(i % 100)", "\(i)"])
-        } expectResponse: { line in line.hasPrefix("+OK") }
+        if !roundTripsOnly {
+            results.pipelined = try throughput(perRound * 5, batch: 1000, client: client) { i in
+                command(["SET", "p\(i % 100)", "\(i)"])
+            } expectResponse: { line in line.hasPrefix("+OK") }
+        }
 
-        for count in [1, 100] {
+        for count in roundTripsOnly ? [1] : [1, 100] {
             let subscribers = try (0..<count).map { _ in try LineSocket(path: socket) }
             for subscriber in subscribers {
                 try send(["SUBSCRIBE", "bench"], on: subscriber)
@@ -206,6 +238,7 @@ struct Results {
         get += round.get
         event1 += round.event1
         event100 += round.event100
+        guard round.pipelined > 0 else { return }
         pipelinedRounds.append(round.pipelined)
         pipelined = pipelinedRounds.sorted()[pipelinedRounds.count / 2]
     }
@@ -245,10 +278,27 @@ struct Report {
         row("didChange to 1 subscriber p99 (PUBLISH)", ours.event1, redis?.event1, 0.99)
         row("didChange to 100 subscribers, last receiver p50", ours.event100, redis?.event100, 0.5)
         row("didChange to 100 subscribers, last receiver p99", ours.event100, redis?.event100, 0.99)
-        if let redis {
+        if let redis, !redis.pipelinedRounds.isEmpty {
             line("| pipelined set throughput (batches of 1000) | \(Int(ours.pipelined)) /s | \(Int(redis.pipelined)) /s | \(String(format: "%.2f", ours.pipelined / redis.pipelined)) |")
         } else {
             line("| pipelined set throughput (batches of 1000) | \(Int(ours.pipelined)) /s | – | – |")
+        }
+    }
+}
+
+extension Report {
+    mutating func roundTripTable(ours: Results, redis: Results, placement: String) {
+        line("")
+        line("| measurement | defaultsd | Redis | defaultsd ÷ Redis |")
+        line("|---|---:|---:|---:|")
+        for (name, a, b) in [
+            ("set round trip", ours.set, redis.set), ("get round trip", ours.get, redis.get),
+            ("didChange to 1 subscriber", ours.event1, redis.event1),
+        ] {
+            for p in [0.5, 0.99] {
+                let x = Report.percentile(a, p), y = Report.percentile(b, p)
+                line("| \(name) p\(Int(p * 100)), \(placement) | \(Report.micro(x)) | \(Report.micro(y)) | \(String(format: "%.2f", x / y)) |")
+            }
         }
     }
 }
@@ -296,6 +346,21 @@ final class Server {
             if handle.availableData.isEmpty { handle.readabilityHandler = nil }
         }
         return server
+    }
+
+    /// Restricts every thread of the servers to `cpus`, and this process to `client` (`taskset` lists).
+    static func pin(_ servers: [Server], cpus: String, client: String) throws {
+        for (pid, list) in servers.map({ ($0.process.processIdentifier, cpus) }) + [(getpid(), client)] {
+            let taskset = Process()
+            taskset.executableURL = URL(fileURLWithPath: which("taskset")!)
+            taskset.arguments = ["--all-tasks", "--cpu-list", "--pid", list, "\(pid)"]
+            taskset.standardOutput = FileHandle.nullDevice
+            try taskset.run()
+            taskset.waitUntilExit()
+            guard taskset.terminationStatus == 0 else {
+                throw LineSocket.Failure(description: "taskset could not pin \(pid) to CPU \(list)")
+            }
+        }
     }
 
     func residentKiB() -> Int {
