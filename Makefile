@@ -15,10 +15,10 @@ SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 #  libsystemd-dev, pkg-config: sd_notify, socket activation and the watchdog (SystemdSupport).
 #  systemd: systemd-analyze and systemd-socket-activate, used by the tests.
 #  socat: the protocol examples in docs/PROTOCOL.md are run by the tests.
-#  util-linux: setpriv, for the "another user" test.
+#  util-linux: setpriv, for the "another user" test; taskset, for the benchmark's CPU placements.
 BUILD_PACKAGES := libsystemd-dev pkg-config
 TEST_PACKAGES  := $(BUILD_PACKAGES) systemd socat util-linux
-BENCH_PACKAGES := $(BUILD_PACKAGES) socat redis-server
+BENCH_PACKAGES := $(BUILD_PACKAGES) socat redis-server util-linux
 
 BINDIR     = $(PREFIX)/bin
 UNITDIR    = $(PREFIX)/lib/systemd

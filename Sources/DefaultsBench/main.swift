@@ -134,6 +134,9 @@ struct DefaultsBench: ParsableCommand {
             if count == 1 { results.event1 = samples } else { results.event100 = samples }
         }
 
+        // Write the round's changes to disk now: a flush left for later would run during the
+        // next server's round and disturb it (and where the scheduler places it).
+        _ = try client.request(#"{"op":"synchronize"}"#)
         return results
     }
 
