@@ -11,7 +11,9 @@ public struct DomainName: Sendable, Hashable, Comparable, CustomStringConvertibl
     public let rawValue: String
     /// FNV-1a of the name, computed while the name is validated. Domain names key every table
     /// on the request path (loaded domains, dirty set, subscribers, bundles), and hashing this
-    /// one word is cheaper than hashing the whole name at every look-up.
+    /// one word is cheaper than hashing the whole name at every look-up. The fingerprint has no
+    /// per-process seed, so names crafted to collide would slow those tables down; only the
+    /// daemon's own user can connect, which makes that a user slowing down their own daemon.
     private let fingerprint: UInt64
 
     /// The domain every application sees, stored as `.GlobalPreferences.plist` as on macOS.

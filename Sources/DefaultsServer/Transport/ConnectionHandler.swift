@@ -9,8 +9,9 @@ import OrderedCollections
 /// Runs on the store's event loop (every connection is registered on it), so it can call the
 /// store directly. Lines come from ``LineFrameDecoder``; ``RequestDecoder`` and
 /// ``ResponseEncoding`` turn them into requests and answers. The answers of one read batch
-/// are encoded into one writer and leave as one buffer when the batch ends, after which the
-/// batch's events are delivered and everything is flushed.
+/// are encoded into one writer and leave as one flushed buffer when the batch ends (or the
+/// input ends, or an answer that waited completes); the batch's events are delivered after
+/// them.
 ///
 /// Responses leave in request order even when one waits (`synchronize`): later answers
 /// queue behind it. Events go out between responses.
@@ -46,6 +47,8 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
     /// True between the first line of a read batch and its end, while the notifier holds
     /// the batch's events.
     private var inBatch = false
+    /// Set when the channel went inactive: lines NIO still decodes afterwards are not run.
+    private var closed = false
     private var accepted = false
     private var refused = false
 
@@ -89,15 +92,17 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        closed = true
+        // Unsubscribed first, so the events of the batch that ends here skip this connection.
+        server.store.notifier.unsubscribeFromEverything(self)
         endBatch()
         server.connectionCount -= 1
         server.channels[session.id] = nil
-        server.store.notifier.unsubscribeFromEverything(self)
         context.fireChannelInactive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard accepted else { return }
+        guard accepted, !closed else { return }
         let line = unwrapInboundIn(data)
         if RequestDecoder.isBlank(line) { return }
         if !inBatch {
@@ -201,9 +206,9 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
         var buffer = outbound ?? context.channel.allocator.buffer(capacity: 1024)
         buffer.clear()
         buffer.writeBytes(pending.bytes)
-        outbound = buffer.capacity > 64 * 1024 ? nil : buffer
+        outbound = buffer.capacity > 16 * 1024 ? nil : buffer
         // Keep the writer's storage for the next batch, unless one huge answer grew it.
-        if pending.bytes.capacity > 64 * 1024 { pending = JSONWriter(capacity: 256) } else { pending.removeAll() }
+        if pending.bytes.capacity > 16 * 1024 { pending = JSONWriter(capacity: 256) } else { pending.removeAll() }
         context.write(wrapOutboundOut(buffer), promise: nil)
     }
 
