@@ -104,10 +104,11 @@ let package = Package(
             dependencies: ["DefaultsClient", "DefaultsCore"]
         ),
 
-        // Starts the real defaultsd on a temporary socket and directory, for the tests that need it.
+        // Starts the real defaultsd on a temporary socket and directory, for the tests that need it,
+        // and finds the shared test data.
         .target(name: "DaemonTestSupport", dependencies: ["DefaultsCore", "LineSocket"], path: "Tests/DaemonTestSupport"),
 
-        .testTarget(name: "DefaultsCoreTests", dependencies: ["DefaultsCore"]),
+        .testTarget(name: "DefaultsCoreTests", dependencies: ["DefaultsCore", "DaemonTestSupport"]),
         .testTarget(
             name: "DefaultsServerTests",
             dependencies: [
@@ -120,7 +121,7 @@ let package = Package(
         .testTarget(name: "DefaultsToolTests", dependencies: ["DefaultsTool", "DefaultsCore"]),
         .testTarget(
             name: "SettingsBundleTests",
-            dependencies: ["SettingsBundles", "DefaultsCore"],
+            dependencies: ["SettingsBundles", "DefaultsCore", "DaemonTestSupport"],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(

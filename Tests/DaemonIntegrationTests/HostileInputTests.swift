@@ -7,8 +7,7 @@ import Testing
 /// Every case of the JSON conformance suite, and random bytes, sent to the real daemon as request
 /// lines: each gets answers, the connection stays usable and the daemon stays up.
 @Suite struct HostileInputTests {
-    static let suite = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("../shared/corpus/json-test-suite/test_parsing").standardized
+    static let suite = SharedData.jsonTestSuite
 
     /// Sends `payload` and then a ping with `marker`; returns the answers before the ping's.
     func answers(to payload: [UInt8], marker: Int, on client: LineSocket) throws -> [String] {

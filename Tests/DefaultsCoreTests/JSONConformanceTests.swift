@@ -1,3 +1,4 @@
+import DaemonTestSupport
 import DefaultsCore
 import Foundation
 import Testing
@@ -5,14 +6,7 @@ import Testing
 /// The JSON parser against the conformance suite in `../shared/corpus/json-test-suite/test_parsing`:
 /// every `y_` case accepted, every `n_` case refused, every `i_` case survived.
 @Suite struct JSONConformanceTests {
-    static let directory: URL = {
-        if let shared = ProcessInfo.processInfo.environment["DEFAULTSD_SHARED"] {
-            return URL(fileURLWithPath: shared).appendingPathComponent("corpus/json-test-suite/test_parsing")
-        }
-        return URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("../shared/corpus/json-test-suite/test_parsing").standardized
-    }()
+    static let directory = SharedData.jsonTestSuite
 
     static func cases(_ prefix: String) -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []

@@ -1,3 +1,4 @@
+import DaemonTestSupport
 import DefaultsCore
 import Foundation
 import SettingsBundles
@@ -5,14 +6,7 @@ import SettingsBundles
 /// The shared corpus of real bundles in `../shared/corpus/settings-bundles` (override the
 /// shared directory with `DEFAULTSD_SHARED`), and the fixtures of this target.
 enum Corpus {
-    static let directory: URL = {
-        if let shared = ProcessInfo.processInfo.environment["DEFAULTSD_SHARED"] {
-            return URL(fileURLWithPath: shared).appendingPathComponent("corpus/settings-bundles")
-        }
-        return URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("../shared/corpus/settings-bundles").standardized
-    }()
+    static let directory = SharedData.settingsBundles
 
     /// Every corpus folder (`grp__newsyc`, ...), sorted.
     static let folders: [String] = {
