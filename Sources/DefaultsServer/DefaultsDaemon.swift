@@ -105,10 +105,8 @@ public final class DefaultsDaemon: Sendable {
             return old
         }.get()
         if let old {
-            var restart: [String] = []
-            if old.socketPath != configuration.socketPath { restart.append("socket") }
-            if old.storageDirectory != configuration.storageDirectory { restart.append("storageDirectory") }
-            if old.fileFormat != configuration.fileFormat { restart.append("fileFormat") }
+            let restart = ConfigurationOption.all
+                .filter { $0.needsRestart && $0.current(old) != $0.current(configuration) }.map(\.key)
             if !restart.isEmpty {
                 logger.warning("changes that take effect after a restart", metadata: ["keys": "\(restart.joined(separator: ", "))"])
             }

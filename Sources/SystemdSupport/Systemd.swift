@@ -12,16 +12,11 @@ import Foundation
 /// if let fd = Systemd.listeningSockets().first { /* adopt it */ }
 /// ```
 public enum Systemd {
-    /// True when a service manager listens for notifications (`NOTIFY_SOCKET` is set).
-    public static var isNotifying: Bool {
-        ProcessInfo.processInfo.environment["NOTIFY_SOCKET"] != nil
-    }
-
-    /// Sends state lines (`READY=1`, `STATUS=...`, `WATCHDOG=1`, ...) in one datagram.
+    /// Sends state lines (`READY=1`, `STATUS=...`, `WATCHDOG=1`, ...) in one datagram; false when
+    /// no service manager listens (`sd_notify` itself checks `NOTIFY_SOCKET`).
     @discardableResult
     public static func notify(_ lines: String...) -> Bool {
-        guard isNotifying else { return false }
-        return sd_notify(0, lines.joined(separator: "\n")) > 0
+        sd_notify(0, lines.joined(separator: "\n")) > 0
     }
 
     /// `RELOADING=1` with the `MONOTONIC_USEC` that systemd 253+ expects, then whatever follows.
@@ -46,9 +41,10 @@ public enum Systemd {
     }
 
     /// The watchdog interval when systemd enabled it for this process (`WATCHDOG_USEC`, `WATCHDOG_PID`).
-    public static func watchdogInterval() -> Duration? {
+    /// In microseconds.
+    public static func watchdogMicroseconds() -> Int64? {
         var microseconds: UInt64 = 0
         guard sd_watchdog_enabled(0, &microseconds) > 0, microseconds > 0 else { return nil }
-        return .microseconds(Int64(microseconds))
+        return Int64(microseconds)
     }
 }

@@ -7,12 +7,7 @@ struct SystemdLink: ServiceManagerLink {
     let watchdogInterval: TimeAmount?
 
     init() {
-        if let interval = Systemd.watchdogInterval() {
-            let (seconds, attoseconds) = interval.components
-            watchdogInterval = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-        } else {
-            watchdogInterval = nil
-        }
+        watchdogInterval = Systemd.watchdogMicroseconds().map { .microseconds($0) }
     }
 
     func ready(status: String) { Systemd.notify("READY=1", "STATUS=\(status)") }

@@ -147,10 +147,51 @@ import Testing
         let nowhere = try JSONParser.parse(try client.request(#"{"op":"registerBundle","domain":"com.example.Fourth","path":"\#(root)/none"}"#))
         #expect(nowhere["error"]?["code"] == .string("invalid_parameter"))
         #expect(try client.request(#"{"op":"bundleDefaults","domain":"com.example.Fourth"}"#) == #"{"ok":true,"values":{},"path":null}"#)
-        // Removing a bundle removes its layer.
+        // Removing a bundle removes its layer, also for the domain it was registered for.
         try FileManager.default.removeItem(atPath: root + "/com.example.Second")
         #expect(daemon.waitForLog("settings bundle removed domain=com.example.Second"))
+        #expect(daemon.waitForLog("settings bundle removed domain=com.example.Third"))
         #expect(try client.request(#"{"op":"lookup","domain":"com.example.Second","key":"favoriteAlien"}"#)
             == #"{"ok":true,"value":null,"domain":null,"layer":null}"#)
+        #expect(try client.request(#"{"op":"bundleDefaults","domain":"com.example.Third"}"#) == #"{"ok":true,"values":{},"path":null}"#)
+    }
+
+    @Test func aBundleChecksWritesToTheSuitesItNamesAndNothingElse() throws {
+        let (daemon, root) = try daemon()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let bundle = root + "/com.example.Shared/Settings.bundle"
+        try FileManager.default.createDirectory(atPath: bundle, withIntermediateDirectories: true)
+        let page: [String: Any] = ["PreferenceSpecifiers": [
+            ["Type": "PSToggleSwitchSpecifier", "Key": "sync", "Title": "Sync", "DefaultValue": true,
+             "ApplicationGroupContainerIdentifier": "group.example.shared"],
+            ["Type": "PSToggleSwitchSpecifier", "Key": "own", "Title": "Own", "DefaultValue": false],
+        ]]
+        try PropertyListSerialization.data(fromPropertyList: page, format: .xml, options: 0)
+            .write(to: URL(fileURLWithPath: bundle + "/Root.plist"))
+        #expect(daemon.waitForLog("settings bundle loaded diagnostics=0 domain=com.example.Shared"))
+        let client = try daemon.connect()
+        func set(_ domain: String, _ key: String, _ value: String) throws -> String {
+            try client.request(#"{"op":"set","domain":"\#(domain)","key":"\#(key)","value":\#(value)}"#)
+        }
+        // The suite a specifier names is checked, the bundle's own domain too, other domains not.
+        #expect(try set("group.example.shared", "sync", "\"yes\"")
+            == #"{"ok":false,"error":{"code":"invalid_value","message":"sync must be true or false (PSToggleSwitchSpecifier \"Sync\")"}}"#)
+        #expect(try set("group.example.shared", "sync", "false") == #"{"ok":true,"generation":1}"#)
+        #expect(try set("com.example.Shared", "own", "1").contains(#""code":"invalid_value""#))
+        #expect(try set("com.example.Shared", "sync", "\"yes\"") == #"{"ok":true,"generation":1}"#)
+        #expect(try set("com.example.Other", "sync", "\"yes\"") == #"{"ok":true,"generation":1}"#)
+    }
+
+    @Test func anUnreadableRegistryIsMovedAsideNotOverwritten() throws {
+        let daemon = try DaemonProcess()
+        let registry = daemon.storagePath + "/.defaultsd-bundles.plist"
+        let damaged = "<?xml version=\"1.0\"?><plist><dict><key>com.example.A</key>"
+        try damaged.write(toFile: registry, atomically: true, encoding: .utf8)
+        try daemon.restart()
+        #expect(daemon.waitForLog("the registry of registered settings bundles could not be read"))
+        let aside = daemon.storageListing().filter { $0.hasPrefix(".defaultsd-bundles.plist.corrupt-") }
+        #expect(aside.count == 1)
+        #expect(try String(contentsOfFile: daemon.storagePath + "/" + aside[0], encoding: .utf8) == damaged)
+        #expect(!FileManager.default.fileExists(atPath: registry))
     }
 }

@@ -81,7 +81,7 @@ public struct DomainName: Sendable, Hashable, Comparable, CustomStringConvertibl
                 fingerprint = (fingerprint ^ UInt64(byte)) &* 0x100_0000_01b3
             }
             // Compared by length first: a set look-up would hash the name.
-            if utf8.count >= 16, volatileNames.contains(where: { $0.utf8.elementsEqual(utf8) }) {
+            if volatileNames.contains(where: { $0.utf8.count == utf8.count && $0.utf8.elementsEqual(utf8) }) {
                 return ("\(String(decoding: utf8, as: UTF8.self)) is a volatile domain and is never stored", fingerprint)
             }
             return (nil, fingerprint)

@@ -146,16 +146,6 @@ extension ConfigurationOption {
                 return true
             },
             current: { .integer(Int($0.settingsBundleScanInterval.nanoseconds / 1_000_000)) }),
-        ConfigurationOption(
-            key: "managedPreferencesDirectory", flag: nil,
-            summary: "Where administrators place forced preferences, one <domain>.plist each.",
-            expected: "an absolute path", needsRestart: false,
-            apply: { value, configuration in
-                guard case .string(let path) = value, path.hasPrefix("/") else { return false }
-                configuration.managedPreferencesDirectory = path
-                return true
-            },
-            current: { .string($0.managedPreferencesDirectory) }),
     ]
 
     public static func named(_ key: String) -> ConfigurationOption? { all.first { $0.key == key } }

@@ -34,8 +34,6 @@ public struct DaemonConfiguration: Sendable {
     public var validateSettingsBundles: Bool = true
     /// How often the Settings bundle directories are looked at for new and changed bundles.
     public var settingsBundleScanInterval: TimeAmount = .seconds(2)
-    /// Where administrators place forced (managed) preferences, one `<domain>.plist` each.
-    public var managedPreferencesDirectory: String = "/etc/defaultsd/managed"
 
     public init(socketPath: String, storageDirectory: String) {
         self.socketPath = socketPath

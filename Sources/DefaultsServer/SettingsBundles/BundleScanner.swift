@@ -31,7 +31,9 @@ struct BundleScanner: Sendable {
                 result[domain] = Found(path: path, signature: BundleScanner.signature(of: path))
             }
         }
-        for (domain, path) in registered {
+        // A registered bundle whose directory is gone is not found, so it is removed; it comes
+        // back if the directory does.
+        for (domain, path) in registered where manager.fileExists(atPath: path) {
             result[domain] = Found(path: path, signature: BundleScanner.signature(of: path))
         }
         return result

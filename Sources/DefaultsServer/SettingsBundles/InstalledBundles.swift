@@ -29,6 +29,10 @@ final class InstalledBundles {
     private(set) var installed: [DomainName: Installed] = [:]
     /// Bundle defaults by the domain they apply to (an app's own, or a suite).
     private(set) var defaultsByDomain: [DomainName: [String: PlistValue]] = [:]
+    /// The bundles whose specifiers can constrain each domain's keys, with the suite they name it
+    /// by (nil: the bundle's own domain). Every write is checked, so a write to a domain no bundle
+    /// describes must cost one look-up, not a walk over every bundle.
+    private var checksByDomain: [DomainName: [(bundle: SettingsBundle, suite: DomainName?)]] = [:]
     private var scanning = false
     /// Told of every domain whose bundle defaults changed (the notifier's `bundleDefaultsChanged`).
     var onDefaultsChanged: ((DomainName) -> Void)?
@@ -44,9 +48,18 @@ final class InstalledBundles {
         let environment = ProcessInfo.processInfo.environment
         self.options = LoadOptions(LANGUAGE: environment["LANGUAGE"], LANG: environment["LANG"])
         var registered: [DomainName: String] = [:]
-        if let data = FileManager.default.contents(atPath: registryPath), let values = try? PropertyListFile.decode(data) {
-            for (name, value) in values {
-                if case .string(let path) = value, let domain = try? DomainName(name) { registered[domain] = path }
+        if let data = FileManager.default.contents(atPath: registryPath) {
+            do {
+                for (name, value) in try PropertyListFile.decode(data) {
+                    if case .string(let path) = value, let domain = try? DomainName(name) { registered[domain] = path }
+                }
+            } catch {
+                // Kept aside rather than overwritten by the next registration.
+                let aside = registryPath + ".corrupt-\(Int(Date().timeIntervalSince1970))"
+                let moved = rename(registryPath, aside) == 0
+                logger.error(
+                    "the registry of registered settings bundles could not be read; they must be registered again",
+                    metadata: ["path": "\(registryPath)", "error": "\(error)", "movedTo": "\(moved ? aside : "(not moved)")"])
             }
         }
         self.registered = registered
@@ -120,16 +133,12 @@ final class InstalledBundles {
 
     /// The check of every value a changeset sets against the bundles describing its keys.
     func check(_ changeset: Changeset) -> DefaultsError? {
-        guard validates, !installed.isEmpty else { return nil }
+        guard validates, let checks = checksByDomain[changeset.domain] else { return nil }
         for (key, value) in changeset.changes {
             guard let value else { continue }  // removing a key is always allowed
-            for (owner, entry) in installed {
-                // A bundle describes its own domain (suite nil) and the suites its specifiers name.
-                let suites: [DomainName?] = owner == changeset.domain ? [nil, changeset.domain] : [changeset.domain]
-                for suite in suites {
-                    if case .refused(let message) = entry.bundle.validate(value, forKey: key, suite: suite) {
-                        return DefaultsError(.invalidValue, message)
-                    }
+            for check in checks {
+                if case .refused(let message) = check.bundle.validate(value, forKey: key, suite: check.suite) {
+                    return DefaultsError(.invalidValue, message)
                 }
             }
         }
@@ -171,8 +180,8 @@ final class InstalledBundles {
             defer { done.succeed() }
             guard case .success(let (found, loaded)) = result else { return }
             var changed = false
-            // A bundle registered while this scan ran is not in `found`; it is not a removal.
-            for domain in installed.keys where found[domain] == nil && registered[domain] == nil {
+            // A bundle registered (or moved) while this scan ran is not in `found`: not a removal.
+            for domain in installed.keys where found[domain] == nil && registered[domain] == scanner.registered[domain] {
                 installed[domain] = nil
                 changed = true
                 logger.info("settings bundle removed", metadata: ["domain": "\(domain)"])
@@ -201,14 +210,23 @@ final class InstalledBundles {
         }
     }
 
+    /// Rebuilds what is derived from the installed bundles: the defaults layer and the write checks.
     private func rebuildDefaults() {
         var result: [DomainName: [String: PlistValue]] = [:]
+        var checks: [DomainName: [(bundle: SettingsBundle, suite: DomainName?)]] = [:]
         for (domain, entry) in installed.sorted(by: { $0.key < $1.key }) {
             result[domain, default: [:]].merge(entry.bundle.defaults.app) { _, new in new }
             for (suite, values) in entry.bundle.defaults.suites {
                 result[suite, default: [:]].merge(values) { _, new in new }
             }
+            // A bundle describes its own domain, also when a specifier names it as a suite, and
+            // the other suites its specifiers name.
+            checks[domain, default: []] += [(entry.bundle, nil), (entry.bundle, domain)]
+            for suite in Set(entry.bundle.specifiers.compactMap(\.suite)) where suite != domain {
+                checks[suite, default: []].append((entry.bundle, suite))
+            }
         }
+        checksByDomain = checks
         let changed = Set(result.keys).union(defaultsByDomain.keys).filter { result[$0] != defaultsByDomain[$0] }
         defaultsByDomain = result
         for domain in changed.sorted() { onDefaultsChanged?(domain) }
