@@ -105,7 +105,10 @@ import Testing
         #expect(error.code == .invalidUTF8)
         var outside = ByteBuffer(bytes: [0xFF])
         outside.writeString("{}")
-        guard case .invalid(_, let error2) = RequestDecoder.decode(outside) else { return }
+        guard case .invalid(_, let error2) = RequestDecoder.decode(outside) else {
+            Issue.record("accepted a line starting with 0xFF")
+            return
+        }
         #expect(error2.code == .invalidUTF8)
     }
 }
