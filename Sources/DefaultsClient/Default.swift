@@ -9,7 +9,9 @@ import Foundation
 public protocol DefaultsValue: Sendable {
     /// nil when `value` cannot be read as `Self` (the default is used then).
     init?(defaultsValue value: PlistValue)
-    /// The value to store; nil removes the key.
+    /// The value to store. nil when there is none: an `Optional` that is nil (which removes the
+    /// key), or a value with no property-list form (which is refused, as `set(_:forKey:)` refuses).
+    /// A value such as an infinity may be answered as it is: storing it refuses it then.
     var defaultsValue: PlistValue? { get }
 }
 
@@ -39,7 +41,8 @@ extension Double: DefaultsValue {
         guard value.isScalar else { return nil }
         self = Conversions.double(value)
     }
-    public var defaultsValue: PlistValue? { isFinite ? .real(self) : nil }
+    /// Not finite: refused when stored, as `set(_: Double, forKey:)` refuses it.
+    public var defaultsValue: PlistValue? { .real(self) }
 }
 
 extension Float: DefaultsValue {
@@ -47,7 +50,8 @@ extension Float: DefaultsValue {
         guard value.isScalar else { return nil }
         self = Conversions.float(value)
     }
-    public var defaultsValue: PlistValue? { isFinite ? .real(Double(self)) : nil }
+    /// Not finite: refused when stored, as `set(_: Float, forKey:)` refuses it.
+    public var defaultsValue: PlistValue? { .real(Double(self)) }
 }
 
 extension String: DefaultsValue {
@@ -131,6 +135,18 @@ extension Optional: DefaultsValue where Wrapped: DefaultsValue {
     public var defaultsValue: PlistValue? { self?.defaultsValue }
 }
 
+/// What tells "remove the key" (a nil `Optional`, also nested) from "no property-list form".
+private protocol OptionalDefaultsValue {
+    var isNone: Bool { get }
+}
+
+extension Optional: OptionalDefaultsValue {
+    var isNone: Bool {
+        guard case .some(let wrapped) = self else { return true }
+        return (wrapped as? any OptionalDefaultsValue)?.isNone ?? false
+    }
+}
+
 extension DefaultsValue where Self: RawRepresentable, RawValue: DefaultsValue {
     public init?(defaultsValue value: PlistValue) {
         guard let raw = RawValue(defaultsValue: value) else { return nil }
@@ -173,13 +189,18 @@ public struct Default<Value: DefaultsValue>: Sendable {
         self.defaults = defaults
     }
 
+    /// Setting nil (an `Optional`) removes the key. A value with no property-list form (an
+    /// infinity, nil inside an array) is refused and logged, as `SharedDefaults.set(_:forKey:)`
+    /// refuses it, and the stored value stays.
     public var wrappedValue: Value {
         get { defaults.value(forKey: key).flatMap(Value.init(defaultsValue:)) ?? defaultValue }
         nonmutating set {
             if let value = newValue.defaultsValue {
-                defaults.setValue(value, forKey: key)
-            } else {
+                defaults.setValue(value, forKey: key)  // refuses (and logs) a NaN or an infinity
+            } else if (newValue as? any OptionalDefaultsValue)?.isNone == true {
                 defaults.removeObject(forKey: key)
+            } else {
+                defaults.logRefusal(forKey: key, "\(newValue) has no property-list value")
             }
         }
     }

@@ -17,8 +17,6 @@ public enum DefaultsClientError: Error, Sendable, Hashable, CustomStringConverti
     case unavailable(String)
     /// No answer within the configured time.
     case timedOut
-    /// `synchronize()` was called on the client's own event-loop thread, where waiting would deadlock.
-    case calledOnEventLoop
 
     public var description: String {
         switch self {
@@ -28,7 +26,6 @@ public enum DefaultsClientError: Error, Sendable, Hashable, CustomStringConverti
         case .notDurable(let error): "defaultsd could not make the writes durable: \(error)"
         case .unavailable(let reason): "defaultsd is unavailable: \(reason)"
         case .timedOut: "defaultsd did not answer in time"
-        case .calledOnEventLoop: "synchronize() cannot wait on the client's own event loop"
         }
     }
 }

@@ -55,10 +55,7 @@ public struct DefaultsConfiguration: Sendable, Hashable {
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> String {
         if let path = environment["DEFAULTSD_SOCKET"], !path.isEmpty { return path }
-        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
-            return runtime + "/defaultsd/socket"
-        }
-        return "/tmp/defaultsd-\(getuid())/socket"
+        return DefaultPaths.socketPath(environment: environment, uid: getuid())
     }
 
     /// `$DEFAULTSD_APP_DOMAIN`, else the main bundle's identifier, else the process name

@@ -146,9 +146,7 @@ public final class SharedDefaults: Sendable {
     /// Stores a property-list value (nil removes the key). Anything else is refused and logged;
     /// use ``trySet(_:forKey:)`` to get the error.
     public func set(_ value: Any?, forKey key: String) {
-        do { try trySet(value, forKey: key) } catch {
-            engine.logger.error("refused to store a value", metadata: ["key": "\(key)", "error": "\(error)"])
-        }
+        do { try trySet(value, forKey: key) } catch { logRefusal(forKey: key, error) }
     }
 
     /// Stores a property-list value (nil removes the key), or throws
@@ -160,10 +158,7 @@ public final class SharedDefaults: Sendable {
     public func set(_ value: Int, forKey key: String) { setValue(.integer(Int64(value)), forKey: key) }
     public func set(_ value: Float, forKey key: String) { set(Double(value), forKey: key) }
     public func set(_ value: Double, forKey key: String) {
-        guard value.isFinite else {
-            engine.logger.error("refused to store a value", metadata: ["key": "\(key)", "error": "\(value) is not finite"])
-            return
-        }
+        guard value.isFinite else { return logRefusal(forKey: key, "\(value) is not finite") }
         setValue(.real(value), forKey: key)
     }
     public func set(_ value: Bool, forKey key: String) { setValue(.bool(value), forKey: key) }
@@ -173,9 +168,14 @@ public final class SharedDefaults: Sendable {
         setValue(.string(PlistBridge.urlString(url)), forKey: key)
     }
 
-    /// Stores a ``PlistValue`` as it is.
+    /// Stores a ``PlistValue`` as it is. One holding a NaN or an infinity is refused and logged.
     public func setValue(_ value: PlistValue, forKey key: String) {
-        set(value as Any, forKey: key)
+        do { try engine.edit(makeEdit(storing: value, forKey: key), of: domain) } catch { logRefusal(forKey: key, error) }
+    }
+
+    /// Logs a value a setter refused (`set` and `setValue` change nothing then).
+    func logRefusal(forKey key: String, _ error: some CustomStringConvertible) {
+        engine.logger.error("refused to store a value", metadata: ["key": "\(key)", "error": "\(error)"])
     }
 
     public func removeObject(forKey key: String) {
@@ -194,9 +194,19 @@ public final class SharedDefaults: Sendable {
     }
 
     private func makeEdit(_ value: Any?, forKey key: String) throws(DefaultsClientError) -> Edit {
-        do { try DefaultsKey.validate(key) } catch { throw .invalid(error) }
+        try validate(key)
         guard let value else { return .changes([key: PlistValue?.none]) }
         return .changes([key: .some(try PlistBridge.value(from: value, path: key))])
+    }
+
+    /// A typed value needs no conversion, only the check (one built by hand may hold a NaN).
+    private func makeEdit(storing value: PlistValue, forKey key: String) throws(DefaultsClientError) -> Edit {
+        try validate(key)
+        return .changes([key: .some(try PlistBridge.checked(value, path: key))])
+    }
+
+    private func validate(_ key: String) throws(DefaultsClientError) {
+        do { try DefaultsKey.validate(key) } catch { throw .invalid(error) }
     }
 
     // MARK: - Durability

@@ -117,11 +117,9 @@ public final class LineSocket {
     /// The next event line, from `pendingEvents` first.
     public func readEvent(timeout: Double = 10) throws -> String {
         if !pendingEvents.isEmpty { return pendingEvents.removeFirst() }
-        while true {
-            let line = try readLine(timeout: timeout)
-            if line.hasPrefix("{\"event\"") { return line }
-            throw Failure(description: "expected an event, got \(line)")
-        }
+        let line = try readLine(timeout: timeout)
+        guard line.hasPrefix("{\"event\"") else { throw Failure(description: "expected an event, got \(line)") }
+        return line
     }
 
     /// Sends a request line and returns its response line.

@@ -128,4 +128,37 @@ struct ObservationTests {
         #expect(defaults.synchronize())
         #expect(try storedJSON(daemon, "com.example.BridgeControl") == (try json(#"{"fleet":["Enterprise","Voyager"],"rank":"admiral"}"#)))
     }
+
+    @Test("@Default refuses a value with no property-list form (an infinity, nil in an array) and keeps the stored one")
+    func propertyWrapperRefusesUnrepresentableValues() throws {
+        let daemon = try DaemonProcess()
+        let defaults = SharedDefaults(configuration: configuration(daemon))
+        @Default("warpFactor", defaults: defaults) var warpFactor = 5.0
+        @Default("shieldLevel", defaults: defaults) var shieldLevel: Float = 1
+        @Default("speeds", defaults: defaults) var speeds: [Double] = []
+        @Default("crew", defaults: defaults) var crew: [String: String?] = [:]
+        @Default("officer", defaults: defaults) var officer: String? = nil
+
+        warpFactor = 7.5
+        shieldLevel = 0.5
+        speeds = [1, 2]
+        crew = ["captain": "Picard"]
+        officer = "Riker"
+        #expect(defaults.synchronize())
+
+        warpFactor = .infinity  // refused and logged, as set(Double.infinity, forKey:) is
+        shieldLevel = -.infinity
+        speeds = [1, .nan]
+        crew = ["captain": "Picard", "counselor": nil]  // nil inside a collection: refused
+        #expect(warpFactor == 7.5)
+        #expect(shieldLevel == 0.5)
+        #expect(speeds == [1, 2])
+        #expect(crew == ["captain": "Picard"])
+        officer = nil  // only a nil optional removes the key
+        #expect(defaults.object(forKey: "officer") == nil)
+
+        #expect(defaults.synchronize())
+        #expect(try storedJSON(daemon, "com.example.BridgeControl") == (try json(
+            #"{"crew":{"captain":"Picard"},"shieldLevel":0.5,"speeds":[1.0,2.0],"warpFactor":7.5}"#)))
+    }
 }

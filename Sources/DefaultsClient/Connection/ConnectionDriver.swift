@@ -104,10 +104,10 @@ final class ConnectionDriver: @unchecked Sendable {
         for item in items {
             switch item {
             case .load(let domain):
-                if known.insert(domain).inserted {
-                    domains.append(domain)
-                    newDomains.append(domain)
-                }
+                // Asked for once per domain (`CacheState.requestLoad`), so each one is new here.
+                known.insert(domain)
+                domains.append(domain)
+                newDomains.append(domain)
             case .write(let sequence, let domain, let line, let ticket):
                 queue.append(.write(sequence: sequence, domain: domain, line: line, ticket: ticket))
             case .synchronize(let ticket):
@@ -256,7 +256,7 @@ final class ConnectionDriver: @unchecked Sendable {
         releaseLoadWaiters()
         let delay = retryDelay
         retryDelay = min(retryDelay * 2, configuration.reconnectDelay.upperBound)
-        retryTask = eventLoop.scheduleTask(in: .nanoseconds(delay.nanoseconds)) { [self] in
+        retryTask = eventLoop.scheduleTask(in: TimeAmount(delay)) { [self] in
             retryTask = nil
             if case .waiting = phase { connect() }
         }
@@ -299,12 +299,8 @@ final class ConnectionDriver: @unchecked Sendable {
                 logger.warning("get refused", metadata: ["domain": "\(domain)", "error": "\(error.map { "\($0)" } ?? "\(json)")"])
                 return
             }
-            var values: [String: PlistValue] = [:]
-            values.reserveCapacity(members.count)
-            for (key, member) in members {
-                do throws(DefaultsError) { values[key] = try WireValue.decode(member) } catch {
-                    logger.warning("skipped a value the daemon sent", metadata: ["domain": "\(domain)", "key": "\(key)", "error": "\(error)"])
-                }
+            let values = decode(members, of: domain, skipped: "skipped a value the daemon sent") { member throws(DefaultsError) in
+                try WireValue.decode(member)
             }
             let tickets = cache.update { $0.load(domain, values: values, generation: generation) }
             for ticket in tickets { ticket.succeed() }
@@ -316,12 +312,8 @@ final class ConnectionDriver: @unchecked Sendable {
                 logger.log(level: level, "bundleDefaults refused", metadata: ["domain": "\(domain)", "error": "\(error.map { "\($0)" } ?? "\(json)")"])
                 return
             }
-            var values: [String: PlistValue] = [:]
-            values.reserveCapacity(members.count)
-            for (key, member) in members {
-                do throws(DefaultsError) { values[key] = try WireValue.decode(member) } catch {
-                    logger.warning("skipped a bundle default the daemon sent", metadata: ["domain": "\(domain)", "key": "\(key)", "error": "\(error)"])
-                }
+            let values = decode(members, of: domain, skipped: "skipped a bundle default the daemon sent") { member throws(DefaultsError) in
+                try WireValue.decode(member)
             }
             cache.update { ((), $0.setBundleDefaults(values, of: domain, origin: origin)) }
 
@@ -366,18 +358,28 @@ final class ConnectionDriver: @unchecked Sendable {
             case .object(let members)? = json["changes"]
         else { return }
         guard !awaitingGet.contains(domain) else { return }
-        var changes: [String: PlistValue?] = [:]
-        for (key, member) in members {
-            if member == .null {
-                changes[key] = .some(nil)
-            } else {
-                do throws(DefaultsError) { changes[key] = .some(try WireValue.decode(member)) } catch {
-                    logger.warning("skipped a value the daemon sent", metadata: ["domain": "\(domain)", "key": "\(key)"])
-                }
-            }
+        // `null`: the key was removed.
+        let changes = decode(members, of: domain, skipped: "skipped a value the daemon sent") { member throws(DefaultsError) -> PlistValue? in
+            member == .null ? nil : try WireValue.decode(member)
         }
         let origin = self.origin(of: json["origin"])
         cache.update { ((), $0.applyEvent(to: domain, generation: generation, changes: changes, origin: origin)) }
+    }
+
+    /// Decodes the members of an answer or event; a member that is not a value is logged as
+    /// `skipped` and left out.
+    private func decode<Value>(
+        _ members: [String: JSON], of domain: DomainName, skipped: Logger.Message,
+        _ decodeMember: (JSON) throws(DefaultsError) -> Value
+    ) -> [String: Value] {
+        var values: [String: Value] = [:]
+        values.reserveCapacity(members.count)
+        for (key, member) in members {
+            do throws(DefaultsError) { values[key] = try decodeMember(member) } catch {
+                logger.warning(skipped, metadata: ["domain": "\(domain)", "key": "\(key)", "error": "\(error)"])
+            }
+        }
+        return values
     }
 
     /// A domain's bundle layer changed: ask for it again. The answer comes after the event, so it
@@ -409,12 +411,5 @@ final class ConnectionDriver: @unchecked Sendable {
         if case .string(let text)? = error["code"], let known = DefaultsError.Code(rawValue: text) { code = known } else { code = .internal }
         let message: String = if case .string(let text)? = error["message"] { text } else { "" }
         return DefaultsError(code, message)
-    }
-}
-
-extension Duration {
-    var nanoseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
 }

@@ -295,7 +295,6 @@ extension CacheState {
     mutating func load(
         _ domain: DomainName, values: [String: PlistValue], generation: Int64
     ) -> (tickets: [Ticket], deliveries: [Delivery]) {
-        if domains[domain] == nil { domains[domain] = DomainCache() }
         let (changed, announce): (Set<String>, Bool) = modify(domain) { cache in
             let announce = cache.loaded || cache.servedBeforeLoad
             if cache.loaded {

@@ -141,13 +141,13 @@ final class Engine: Sendable {
 
     /// Blocks on `ticket`, failing it with `timedOut` after `timeout`.
     func wait(for ticket: Ticket, timeout: Duration) -> Result<Void, DefaultsClientError> {
-        let timer = eventLoop.scheduleTask(in: .nanoseconds(timeout.nanoseconds)) { ticket.fail(.timedOut) }
+        let timer = eventLoop.scheduleTask(in: TimeAmount(timeout)) { ticket.fail(.timedOut) }
         defer { timer.cancel() }
         return ticket.wait()
     }
 
     func await(_ ticket: Ticket, timeout: Duration) async throws(DefaultsClientError) {
-        let timer = eventLoop.scheduleTask(in: .nanoseconds(timeout.nanoseconds)) { ticket.fail(.timedOut) }
+        let timer = eventLoop.scheduleTask(in: TimeAmount(timeout)) { ticket.fail(.timedOut) }
         defer { timer.cancel() }
         try await ticket.value()
     }

@@ -74,7 +74,7 @@ public enum PropertyListFile {
         }
     }
 
-    private static func value(of number: NSNumber) throws(DefaultsError) -> PlistValue {
+    package static func value(of number: NSNumber) throws(DefaultsError) -> PlistValue {
         switch UInt8(bitPattern: number.objCType.pointee) {
         case UInt8(ascii: "c"), UInt8(ascii: "B"): return .bool(number.boolValue)
         case UInt8(ascii: "d"), UInt8(ascii: "f"):
