@@ -29,14 +29,14 @@ public enum Completions {
 
 /// The domains the daemon knows, plus the spellings of the global domain.
 @Sendable func completeDomains(_ words: [String], _ index: Int, _ prefix: String) -> [String] {
-    let socket = ProcessInfo.processInfo.environment["DEFAULTSD_SOCKET"]
-        ?? DefaultPaths.socketPath(environment: ProcessInfo.processInfo.environment, uid: getuid())
+    let socket = DefaultsTool.Options(environment: ProcessInfo.processInfo.environment).socketPath
     let names = (try? DaemonClient(socketPath: socket).domains().map(\.rawValue)) ?? []
-    return (names + ["-g", "-globalDomain", "NSGlobalDomain"]).filter { $0.hasPrefix(prefix) }
+    // Shells split completion words at spaces, so `Apple Global Domain` is left out.
+    let global = DomainArgument.globalSpellings.filter { !$0.contains(" ") }.sorted()
+    return (names + global).filter { $0.hasPrefix(prefix) }
 }
 
-let valueFlags = ["-string", "-data", "-int", "-integer", "-float", "-bool", "-boolean", "-date",
-                  "-array", "-array-add", "-dict", "-dict-add"]
+let valueFlags = ValueArguments.scalarFlags + ValueArguments.compositeFlags
 
 struct DefaultsCompletionModel: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -178,6 +178,39 @@ import Testing
         #expect(try run(daemon, "READ", "com.none").message == "\nDomain com.none does not exist\n", "verbs are case-insensitive")
     }
 
+    /// Arguments are checked before connecting: a mistake is reported as such, not as a missing daemon.
+    @Test func argumentErrorsDoNotNeedTheDaemon() throws {
+        let socket = "/nonexistent/defaultsd/socket"
+        let help = try Self.run(nil, ["help"], socket: socket)
+        #expect(help.status == 0 && !help.out.isEmpty)
+        let notRunning = try Self.run(nil, ["read", "com.e", "k"], socket: socket)
+        #expect(notRunning.status == 1)
+        #expect(notRunning.err.hasPrefix("defaultsd is not running at \(socket);"), "the socket really is absent")
+        for arguments in [["read", "com.e", "k", "x"], ["delete", "com.e", "k", "extra"], ["write", "com.e", "k", "-bool", "maybe"],
+                          ["write", "com.e", "k", "-int"], ["settings", "com.e", "set", "k"], ["settings", "com.e", "set", "k", "-bool", "maybe"],
+                          ["settings", "com.e", "set", "k", "-array-add", "a"], ["settings", "com.e", "pane", "extra"]] {
+            let result = try Self.run(nil, arguments, socket: socket)
+            #expect(result.status == 255, "\(arguments)")
+            #expect(result.out == help.out, "\(arguments)")
+            #expect(result.err.isEmpty, "\(arguments): \(result.err)")
+        }
+        let cases: [([String], String)] = [
+            (["write", "com.e", "k", "-int", "1", "2"], "Unexpected argument 2; leaving defaults unchanged.\n"),
+            (["write", "com.e", "(1, 2)"], "\nRep argument is not a dictionary\nDefaults have not been changed.\n"),
+            (["settings", "com.e", "set", "k", "-dict", "a"], "Key a lacks a corresponding value\n"),
+        ]
+        for (arguments, message) in cases {
+            let result = try Self.run(nil, arguments, socket: socket)
+            #expect(result.status == 1, "\(arguments)")
+            #expect(result.message == message, "\(arguments): \(result.err)")
+            #expect(result.out.isEmpty)
+        }
+        // Foundation reads a NaN real, which a PlistValue cannot hold: a parse failure like any other.
+        let nan = try Self.run(nil, ["import", "com.e", "-"], input: "<plist><dict><key>r</key><real>nan</real></dict></plist>", socket: socket)
+        #expect(nan.status == 1)
+        #expect(nan.message == "Could not parse property list from - due to a real is not finite\n", "\(nan.err)")
+    }
+
     @Test func domainsFindDeleteAndRename() throws {
         let daemon = try DaemonProcess()
         _ = try run(daemon, "write", "com.zeta", "k", "v")

@@ -4,8 +4,8 @@ import Foundation
 extension Command {
     /// `read`, `read <domain>`, `read <domain> <key>`.
     func read(_ arguments: [String]) throws {
-        let client = try connect()
         if arguments.isEmpty {
+            let client = try connect()
             var all: [String: PlistValue] = [:]
             for domain in try client.domains() {
                 let values = try client.values(of: domain)
@@ -16,20 +16,19 @@ extension Command {
         }
         var index = 0
         let domain = try domainArgument(arguments, at: &index)
-        switch arguments.count - index {
-        case 0:
+        guard arguments.count - index <= 1 else { throw ToolError.usage }
+        let client = try connect()
+        guard index < arguments.count else {
             let values = try client.values(of: domain.domain)
             guard !values.isEmpty else { throw ToolError.failure("\nDomain \(domain.displayName) does not exist\n") }
             if options.json { printJSON(.dictionary(values)) } else { console.print(OldStyleText.describe(.dictionary(values)) + "\n") }
-        case 1:
-            let key = arguments[index]
-            guard let value = try client.value(of: domain.domain, key: key) else {
-                throw ToolError.failure("\nThe domain/default pair of (\(domain.rawName), \(key)) does not exist\n")
-            }
-            if options.json { printJSON(value) } else { console.print(OldStyleText.plain(value) + "\n") }
-        default:
-            throw ToolError.usage
+            return
         }
+        let key = arguments[index]
+        guard let value = try client.value(of: domain.domain, key: key) else {
+            throw ToolError.failure("\nThe domain/default pair of (\(domain.rawName), \(key)) does not exist\n")
+        }
+        if options.json { printJSON(value) } else { console.print(OldStyleText.plain(value) + "\n") }
     }
 
     /// `read-type <domain> <key>`: `Type is integer`, ...
@@ -41,17 +40,8 @@ extension Command {
         guard let value = try connect().value(of: domain.domain, key: key) else {
             throw ToolError.failure("\nThe domain/default pair of (\(domain.rawName), \(key)) does not exist\n")
         }
-        let name: String
-        switch value {
-        case .string: name = "string"
-        case .data: name = "data"
-        case .integer: name = "integer"
-        case .real: name = "float"
-        case .bool: name = "boolean"
-        case .date: name = "date"
-        case .array: name = "array"
-        case .dictionary: name = "dictionary"
-        }
+        // macOS says "float" where a property list says "real".
+        let name = if case .real = value { "float" } else { value.typeName }
         console.printRaw("Type is \(name)\n")
     }
 

@@ -8,11 +8,11 @@ extension Command {
         var index = 0
         let domain = try domainArgument(arguments, at: &index)
         let rest = Array(arguments[index...])
-        let client = try connect()
         if rest.first == "set" {
             guard rest.count >= 3 else { throw ToolError.usage }
             let key = rest[1]
             guard case .set(let value) = try ValueArguments.parse(Array(rest.dropFirst(2))) else { throw ToolError.usage }
+            let client = try connect()
             do {
                 try client.call("set") { w in
                     w.key("domain"); w.string(domain.domain.rawValue)
@@ -25,6 +25,7 @@ extension Command {
             return
         }
         guard rest.count <= 1 else { throw ToolError.usage }
+        let client = try connect()
         let answer: JSON
         do {
             answer = try client.call("describeBundle") { w in

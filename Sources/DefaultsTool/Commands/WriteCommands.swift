@@ -8,11 +8,11 @@ extension Command {
         let domain = try domainArgument(arguments, at: &index)
         let rest = Array(arguments[index...])
         guard !rest.isEmpty else { throw ToolError.usage }
-        let client = try connect()
         if rest.count == 1 {
             guard let value = ValueArguments.parsePropertyList(rest[0]), case .dictionary(let values) = value else {
                 throw ToolError.failure("\nRep argument is not a dictionary\nDefaults have not been changed.\n")
             }
+            let client = try connect()
             try perform(domain) {
                 try client.call("replaceDomain") { w in
                     w.key("domain"); w.string(domain.domain.rawValue)
@@ -22,8 +22,10 @@ extension Command {
             return
         }
         let key = rest[0]
+        let request = try ValueArguments.parse(Array(rest.dropFirst()))
+        let client = try connect()
         let newValue: PlistValue
-        switch try ValueArguments.parse(Array(rest.dropFirst())) {
+        switch request {
         case .set(let value):
             newValue = value
         case .arrayAdd(let elements):
@@ -82,21 +84,19 @@ extension Command {
     func delete(_ arguments: [String]) throws {
         var index = 0
         let domain = try domainArgument(arguments, at: &index)
+        guard arguments.count - index <= 1 else { throw ToolError.usage }
         let notFound = ToolError.failure("\nDomain (\(domain.rawName)) not found.\nDefaults have not been changed.\n")
         let client = try connect()
-        switch arguments.count - index {
-        case 0:
+        guard index < arguments.count else {
             let answer = try client.call("deleteDomain") { w in w.key("domain"); w.string(domain.domain.rawValue) }
             guard answer["existed"] == .bool(true) else { throw notFound }
-        case 1:
-            let key = arguments[index]
-            guard try client.value(of: domain.domain, key: key) != nil else { throw notFound }
-            try client.call("remove") { w in
-                w.key("domain"); w.string(domain.domain.rawValue)
-                w.key("key"); w.string(key)
-            }
-        default:
-            throw ToolError.usage
+            return
+        }
+        let key = arguments[index]
+        guard try client.value(of: domain.domain, key: key) != nil else { throw notFound }
+        try client.call("remove") { w in
+            w.key("domain"); w.string(domain.domain.rawValue)
+            w.key("key"); w.string(key)
         }
     }
 
@@ -115,14 +115,18 @@ extension Command {
             }
             data = contents
         }
-        let object: Any
+        let root: PlistValue
         do {
-            object = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
+            let object = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
+            root = try PropertyListFile.plistValue(from: object)
         } catch {
-            throw ToolError.failure("Could not parse property list from \(path) due to \(error.localizedDescription)")
+            // A DefaultsError (a value with no PlistValue, such as a non-finite real) has its own
+            // message; its localizedDescription would be Foundation's generic one.
+            let reason = (error as? DefaultsError)?.message ?? error.localizedDescription
+            throw ToolError.failure("Could not parse property list from \(path) due to \(reason)")
         }
-        guard case .dictionary(let values) = try PropertyListFile.plistValue(from: object) else {
-            throw ToolError.failure("Property list \(OldStyleText.describe((try? PropertyListFile.plistValue(from: object)) ?? "")) was not a dictionary\nDefaults have not been changed.\n")
+        guard case .dictionary(let values) = root else {
+            throw ToolError.failure("Property list \(OldStyleText.describe(root)) was not a dictionary\nDefaults have not been changed.\n")
         }
         guard !values.isEmpty else { return }
         let client = try connect()

@@ -16,7 +16,9 @@ public enum WriteRequest: Equatable, Sendable {
 /// try ValueArguments.parse(["1"])                    // .set("1") — an untyped 1 is a string, as on macOS
 /// ```
 public enum ValueArguments {
-    static let compositeFlags: Set<String> = ["-array", "-array-add", "-dict", "-dict-add"]
+    /// The flags that type one value; shell completion offers them too.
+    static let scalarFlags = ["-string", "-data", "-int", "-integer", "-float", "-bool", "-boolean", "-date"]
+    static let compositeFlags = ["-array", "-array-add", "-dict", "-dict-add"]
 
     public static func parse(_ arguments: [String]) throws(ToolError) -> WriteRequest {
         guard let first = arguments.first else { throw ToolError.usage }
@@ -65,8 +67,7 @@ public enum ValueArguments {
         if compositeFlags.contains(token.lowercased()) {
             throw ToolError.failure("Cannot nest composite types (arrays and dictionaries); exiting")
         }
-        let flags = ["-string", "-data", "-int", "-integer", "-float", "-bool", "-boolean", "-date"]
-        guard flags.contains(token.lowercased()) else {
+        guard scalarFlags.contains(token.lowercased()) else {
             offset += 1
             return try literal(token)
         }
