@@ -30,13 +30,14 @@ public enum TextEncoding: String, Sendable, Hashable, CaseIterable {
         return (.utf8, 0)
     }
 
-    /// Decodes `bytes`, or nil when they are not valid text in the detected encoding.
+    /// Decodes `bytes`, or nil when they are not valid text in the detected encoding (a lone
+    /// surrogate, a truncated UTF-8 sequence): Apple's readers refuse such a file rather than guess.
     static func decode(_ bytes: [UInt8]) -> (text: String, encoding: TextEncoding)? {
         let (encoding, markLength) = detect(bytes)
         let body = bytes.dropFirst(markLength)
         switch encoding {
         case .utf8, .utf8WithBOM:
-            return validated(body, as: UTF8.self).map { ($0, encoding) }
+            return String(validating: body, as: UTF8.self).map { ($0, encoding) }
         case .utf16LEWithBOM, .utf16LE, .utf16BEWithBOM, .utf16BE:
             guard body.count % 2 == 0 else { return nil }
             let bigEndian = encoding == .utf16BE || encoding == .utf16BEWithBOM
@@ -49,36 +50,20 @@ public enum TextEncoding: String, Sendable, Hashable, CaseIterable {
                 units.append(bigEndian ? first << 8 | second : second << 8 | first)
                 index += 2
             }
-            return validated(units, as: UTF16.self).map { ($0, encoding) }
+            return String(validating: units, as: UTF16.self).map { ($0, encoding) }
         case .utf32LEWithBOM, .utf32BEWithBOM:
             guard body.count % 4 == 0 else { return nil }
-            var scalars = String.UnicodeScalarView()
+            var units: [UInt32] = []
+            units.reserveCapacity(body.count / 4)
             var index = body.startIndex
             while index < body.endIndex {
                 let b = (0..<4).map { UInt32(body[index + $0]) }
-                let value =
+                units.append(
                     encoding == .utf32BEWithBOM
-                    ? b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3] : b[3] << 24 | b[2] << 16 | b[1] << 8 | b[0]
-                guard let scalar = Unicode.Scalar(value) else { return nil }
-                scalars.append(scalar)
+                        ? b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3] : b[3] << 24 | b[2] << 16 | b[1] << 8 | b[0])
                 index += 4
             }
-            return (String(scalars), encoding)
-        }
-    }
-
-    /// The string the code units spell, or nil at the first invalid sequence (a lone surrogate,
-    /// a truncated UTF-8 sequence): Apple's readers refuse such a file rather than guess.
-    private static func validated<E: Unicode.Encoding>(_ units: some Sequence<E.CodeUnit>, as _: E.Type) -> String? {
-        var scalars = String.UnicodeScalarView()
-        var iterator = units.makeIterator()
-        var parser = E.ForwardParser()
-        while true {
-            switch parser.parseScalar(from: &iterator) {
-            case .valid(let encoded): scalars.append(E.decode(encoded))
-            case .emptyInput: return String(scalars)
-            case .error: return nil
-            }
+            return String(validating: units, as: UTF32.self).map { ($0, encoding) }
         }
     }
 }

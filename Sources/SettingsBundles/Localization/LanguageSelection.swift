@@ -66,12 +66,13 @@ public enum LanguageSelection {
         "zh-cn": "zh-hans", "zh-sg": "zh-hans", "zh-tw": "zh-hant",
     ]
 
+    /// Chinese regions whose script is tried after the exact tag. `zh-tw`, `zh-cn` and `zh-sg` are
+    /// not here: `canonical` has already turned them into their script.
+    private static let scriptForm: [String: String] = ["zh-hk": "zh-hant", "zh-mo": "zh-hant"]
+
     /// The tags to try for one preferred language, most specific first.
     private static func expansions(of tag: String) -> [String] {
         var result = [tag]
-        let scriptForm: [String: String] = [
-            "zh-tw": "zh-hant", "zh-hk": "zh-hant", "zh-mo": "zh-hant", "zh-cn": "zh-hans", "zh-sg": "zh-hans",
-        ]
         if let script = scriptForm[tag] { result.append(script) }
         var parts = tag.split(separator: "-")
         while parts.count > 1 {

@@ -153,12 +153,8 @@ struct OldStyleParser {
             depth += 1
             let dictionary = try dictionaryContent()
             depth -= 1
-            guard skipWhitespaceAndComments(), units[position] == 0x7D else {
-                throw Failure(
-                    message: "expected '}' to close the dictionary opened on line \(line(at: start))",
-                    line: line(at: position))
-            }
-            position += 1
+            let openLine = line(at: start)
+            try expect(0x7D, "expected '}' to close the dictionary opened on line \(openLine)")
             return .dictionary(dictionary)
         case 0x28:  // (
             position += 1
@@ -169,12 +165,8 @@ struct OldStyleParser {
                 guard units[position] == 0x2C else { break }
                 position += 1
             }
-            guard skipWhitespaceAndComments(), units[position] == 0x29 else {
-                throw Failure(
-                    message: "expected ',' or ')' in the array opened on line \(line(at: start))",
-                    line: line(at: position))
-            }
-            position += 1
+            let openLine = line(at: start)
+            try expect(0x29, "expected ',' or ')' in the array opened on line \(openLine)")
             return .array(items)
         case 0x3C:  // <
             return try data(openedAt: start)
@@ -188,6 +180,19 @@ struct OldStyleParser {
             }
             return nil
         }
+    }
+
+    /// Consumes `unit` as the next character after whitespace and comments, or fails with `message`
+    /// on `failureLine`, by default the line where `unit` was expected. `message` is an autoclosure so
+    /// that well-formed text builds no message; it cannot read `self` while this mutates it, hence
+    /// the callers' local copies of the lines they mention.
+    private mutating func expect(
+        _ unit: UInt16, _ message: @autoclosure () -> String, line failureLine: Int? = nil
+    ) throws(Failure) {
+        guard skipWhitespaceAndComments(), units[position] == unit else {
+            throw Failure(message: message(), line: failureLine ?? line(at: position))
+        }
+        position += 1
     }
 
     private mutating func requiredObject() throws(Failure) -> PlistValue {
@@ -222,10 +227,7 @@ struct OldStyleParser {
             if key.isEmpty && depth == 0 { emptyKeyLines.append(keyLine) }
             keyLines[key] = keyLine
             dictionary[key] = value
-            guard skipWhitespaceAndComments(), units[position] == 0x3B else {
-                throw Failure(message: "missing ';' after the entry \"\(key)\"", line: keyLine)
-            }
-            position += 1
+            try expect(0x3B, "missing ';' after the entry \"\(key)\"", line: keyLine)
         }
         return dictionary
     }
