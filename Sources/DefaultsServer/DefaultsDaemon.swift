@@ -16,7 +16,9 @@ import NIOPosix
 /// await daemon.stop()
 /// ```
 public final class DefaultsDaemon: Sendable {
-    public let configuration: DaemonConfiguration
+    /// The configuration it started with: the socket, storage and format, which only a restart
+    /// changes. What a reload changes lives with the loop (`ServerContext.configuration`).
+    private let configuration: DaemonConfiguration
     private let logger: Logger
     private let manager: ServiceManagerLink
     /// True when the listening socket was passed in (socket activation): it is not ours to remove.
