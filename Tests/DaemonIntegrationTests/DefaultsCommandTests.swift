@@ -267,18 +267,13 @@ import Testing
             process.arguments = ["watch", "com.example.bridge"] + (json ? ["--json"] : [])
             process.environment = ProcessInfo.processInfo.environment.merging(["DEFAULTSD_SOCKET": daemon.socketPath]) { $1 }
             let out = Pipe()
+            let err = Pipe()
             process.standardOutput = out
+            process.standardError = err
             try process.run()
             let lines = LineReader(out.fileHandleForReading)
-            // The watcher has subscribed once its hello and subscribe are counted by the daemon.
-            let probe = try daemon.connect()
-            var subscribed = false
-            for _ in 0..<200 where !subscribed {
-                let stats = try JSONParser.parse(try probe.request(#"{"op":"stats"}"#))
-                subscribed = stats["subscribers"] == .integer(1)
-                if !subscribed { usleep(10_000) }
-            }
-            #expect(subscribed)
+            // It says so on standard error once it has subscribed.
+            #expect(LineReader(err.fileHandleForReading).next(timeout: 10) == "watching com.example.bridge; Ctrl-C to stop")
             _ = try Self.run(daemon, ["write", "com.example.bridge", "warpFactor", "-float", json ? "8" : "7"])
             let line = try #require(lines.next(timeout: 10))
             if json {

@@ -4,7 +4,8 @@ import Foundation
 extension Command {
     /// `watch [<domain>...]`: one line per changed key, as it happens, like `dconf watch`:
     /// `2026-11-21 10:00:00.250 com.example.bridge warpFactor = 7  (pid 4242, uid 1000, defaults)`.
-    /// With `--json`, the daemon's event lines as they are. Ctrl-C ends it with status 0.
+    /// With `--json`, the daemon's event lines as they are. Once subscribed it says
+    /// `watching <domains>; Ctrl-C to stop` on standard error. Ctrl-C ends it with status 0.
     func watch(_ arguments: [String]) throws {
         var domains: [DomainArgument] = []
         for argument in arguments { domains.append(try DomainArgument(argument)) }
@@ -27,6 +28,10 @@ extension Command {
                 w.endArray()
             }
         }
+        // Said on standard error once subscribed, so the output stays the events alone and a
+        // script (or a test) knows from when on a change is seen.
+        let watched = domains.isEmpty ? "every domain" : domains.map(\.domain.rawValue).joined(separator: ", ")
+        console.standardError("watching \(watched); Ctrl-C to stop\n")
         while let line = client.nextEvent() {
             if options.json {
                 console.printRaw(line + "\n")
