@@ -11,11 +11,9 @@ import Testing
         var line: Int
     }
 
-    static let documentPath = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("docs/PROTOCOL.md").path
+    static let documentPath = SharedData.repository.appendingPathComponent("docs/PROTOCOL.md").path
 
-    static let bundle = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("SettingsBundleTests/Fixtures/BridgeControl/Settings.bundle").path
+    static let bundle = SharedData.bridgeControlBundle
 
     static func examples() throws -> [Example] {
         let lines = try String(contentsOfFile: documentPath, encoding: .utf8).components(separatedBy: "\n")

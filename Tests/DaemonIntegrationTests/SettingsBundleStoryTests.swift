@@ -7,8 +7,7 @@ import Testing
 /// The Bridge Control story of the classic iOS settings tutorial, end to end: install the bundle,
 /// read its defaults through the layer, edit from the CLI, a subscriber is told, a bad write is refused.
 @Suite struct SettingsBundleStoryTests {
-    static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("SettingsBundleTests/Fixtures/BridgeControl/Settings.bundle").path
+    static let fixture = SharedData.bridgeControlBundle
     static let domain = "com.example.BridgeControl"
 
     /// A daemon whose bundle directory holds the Bridge Control bundle.

@@ -7,8 +7,7 @@ import Testing
 /// systemd integration with real parts: a NOTIFY_SOCKET datagram listener, systemd-socket-activate
 /// and systemd-analyze verify.
 @Suite struct SystemdTests {
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
+    static let repository = SharedData.repository
 
     /// A daemon reporting to a NOTIFY_SOCKET listener, once it said READY=1; the directory is removed by the caller.
     func notifyingDaemon(arguments: [String] = [], environment: [String: String] = [:]) throws -> (DaemonProcess, NotifyListener, String) {

@@ -12,8 +12,7 @@ public final class DaemonProcess: @unchecked Sendable {
         let besideTests = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
             .appendingPathComponent("defaultsd").path
         if FileManager.default.isExecutableFile(atPath: besideTests) { return besideTests }
-        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent(".build/debug/defaultsd").path
+        return SharedData.repository.appendingPathComponent(".build/debug/defaultsd").path
     }()
 
     public let directory: String
