@@ -62,11 +62,7 @@ public final class DefaultsDaemon: Sendable {
             .childChannelOption(ChannelOptions.writeBufferWaterMark, value: .init(low: 32 * 1024, high: 256 * 1024))
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    let maximumLine = server.configuration.maximumLineBytes
-                    try channel.pipeline.syncOperations.addHandlers([
-                        ByteToMessageHandler(LineFrameDecoder(maximumLineBytes: maximumLine), maximumBufferSize: maximumLine + 1),
-                        ConnectionHandler(server: server),
-                    ])
+                    try channel.pipeline.syncOperations.addHandler(ConnectionHandler(server: server))
                 }
             }
         let channel: Channel

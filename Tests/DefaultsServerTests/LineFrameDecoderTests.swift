@@ -1,70 +1,57 @@
 import DefaultsCore
 @testable import DefaultsServer
 import NIOCore
-import NIOEmbedded
 import Testing
 
 @Suite struct LineFrameDecoderTests {
-    /// Records lines and over-long reports in the order they arrive.
-    final class Recorder: ChannelInboundHandler {
-        typealias InboundIn = ByteBuffer
-        var frames: [String] = []
-        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-            frames.append(String(buffer: unwrapInboundIn(data)))
+    /// Feeds `chunks` one read at a time and takes out every frame after each, as the
+    /// connection handler does; `finish` adds what end of input yields.
+    func frames(_ chunks: [String], limit: Int = 16, finish: Bool = false) -> [String] {
+        var decoder = LineFrameDecoder(maximumLineBytes: limit)
+        var result: [String] = []
+        func take(_ frame: LineFrameDecoder.Frame) {
+            switch frame {
+            case .line(let line): result.append(String(buffer: line))
+            case .tooLong: result.append("<overlong>")
+            }
         }
-        func errorCaught(context: ChannelHandlerContext, error: Error) {
-            frames.append((error as? LineTooLong).map { "<overlong \($0.limit)>" } ?? "<\(error)>")
+        for chunk in chunks {
+            decoder.receive(ByteBuffer(string: chunk))
+            while let frame = decoder.next() { take(frame) }
         }
+        if finish, let last = decoder.finish() { take(last) }
+        return result
     }
 
-    let recorder = Recorder()
-
-    func channel(limit: Int = 16) throws -> EmbeddedChannel {
-        let channel = EmbeddedChannel()
-        try channel.pipeline.syncOperations.addHandlers([
-            ByteToMessageHandler(LineFrameDecoder(maximumLineBytes: limit), maximumBufferSize: limit + 1), recorder,
-        ])
-        return channel
+    @Test func splitsLinesAndStripsCarriageReturns() {
+        #expect(frames(["one\ntwo\r\nthr", "ee\n\n"]) == ["one", "two", "three", ""])
     }
 
-    func frames(_ channel: EmbeddedChannel) throws -> [String] {
-        defer { recorder.frames.removeAll() }
-        return recorder.frames
+    @Test func aLineSplitAcrossManyReadsIsWhole() {
+        #expect(frames(["a", "b", "c\r", "\nd", "\n"]) == ["abc", "d"])
     }
 
-    @Test func splitsLinesAndStripsCarriageReturns() throws {
-        let channel = try channel()
-        try channel.writeInbound(ByteBuffer(string: "one\ntwo\r\nthr"))
-        try channel.writeInbound(ByteBuffer(string: "ee\n\n"))
-        #expect(try frames(channel) == ["one", "two", "three", ""])
+    @Test func anOverlongLineIsReportedOnceAndItsRestDiscarded() {
+        #expect(frames(["0123456789", "abcdefghijklmnop", "tail\nnext\n"], limit: 8) == ["<overlong>", "next"])
     }
 
-    @Test func anOverlongLineIsReportedOnceAndItsRestDiscarded() throws {
-        let channel = try channel(limit: 8)
-        try channel.writeInbound(ByteBuffer(string: "0123456789"))
-        try channel.writeInbound(ByteBuffer(string: "abcdefghijklmnop"))
-        try channel.writeInbound(ByteBuffer(string: "tail\nnext\n"))
-        #expect(try frames(channel) == ["<overlong 8>", "next"])
+    @Test func anOverlongLineInOneChunkIsReported() {
+        #expect(frames(["123456\nok\n"], limit: 4) == ["<overlong>", "ok"])
     }
 
-    @Test func anOverlongLineInOneChunkIsReported() throws {
-        let channel = try channel(limit: 4)
-        try channel.writeInbound(ByteBuffer(string: "123456\nok\n"))
-        #expect(try frames(channel) == ["<overlong 4>", "ok"])
+    @Test func aLineOfExactlyTheLimitPasses() {
+        #expect(frames(["1234\n1234\r\n"], limit: 4) == ["1234", "1234"])
+        #expect(frames(["12", "34\n"], limit: 4) == ["1234"])
     }
 
-    @Test func aLineOfExactlyTheLimitPasses() throws {
-        let channel = try channel(limit: 4)
-        try channel.writeInbound(ByteBuffer(string: "1234\n1234\r\n"))
-        #expect(try frames(channel) == ["1234", "1234"])
+    @Test func theLastLineWithoutNewlineCountsAtEndOfInput() {
+        #expect(frames(["a\nlast"]) == ["a"])
+        #expect(frames(["a\nlast"], finish: true) == ["a", "last"])
+        #expect(frames(["a\n"], finish: true) == ["a"])
     }
 
-    @Test func theLastLineWithoutNewlineCountsAtEndOfInput() throws {
-        let channel = try channel()
-        try channel.writeInbound(ByteBuffer(string: "a\nlast"))
-        #expect(try frames(channel) == ["a"])
-        _ = try channel.finish()
-        #expect(try frames(channel) == ["last"])
+    @Test func theRestOfAnOverlongLineIsNotALastLine() {
+        #expect(frames(["0123456789", "abc"], limit: 8, finish: true) == ["<overlong>"])
     }
 }
 

@@ -7,7 +7,7 @@ import OrderedCollections
 /// delivers events.
 ///
 /// Runs on the store's event loop (every connection is registered on it), so it can call the
-/// store directly. Lines come from ``LineFrameDecoder``; ``RequestDecoder`` and
+/// store directly. ``LineFrameDecoder`` cuts the bytes read into lines; ``RequestDecoder`` and
 /// ``ResponseEncoding`` turn them into requests and answers. The answers of one read batch
 /// are encoded into one writer and leave as one flushed buffer when the batch ends (or the
 /// input ends, or an answer that waited completes); the batch's events are delivered after
@@ -36,6 +36,7 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
     private let session: Session
     private var context: ChannelHandlerContext?
     private var slots: Deque<Slot> = []
+    private var lines: LineFrameDecoder
     /// Responses encoded but not yet handed to the channel.
     private var pending = JSONWriter(capacity: 256)
     /// The buffer responses leave in. By the next batch the channel has usually written and
@@ -58,6 +59,7 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
         self.server = server
         let id = server.makeConnectionID()
         self.session = Session(id: id, origin: Origin(pid: 0, uid: 0, connection: id))
+        self.lines = LineFrameDecoder(maximumLineBytes: server.configuration.maximumLineBytes)
     }
 
     func handlerAdded(context: ChannelHandlerContext) { self.context = context }
@@ -103,8 +105,21 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard accepted, !closed else { return }
-        let line = unwrapInboundIn(data)
-        if RequestDecoder.isBlank(line) { return }
+        lines.receive(unwrapInboundIn(data))
+        while !closed, let frame = lines.next() { run(frame) }
+    }
+
+    private func run(_ frame: LineFrameDecoder.Frame) {
+        let line: ByteBuffer
+        switch frame {
+        case .line(let bytes):
+            if RequestDecoder.isBlank(bytes) { return }
+            line = bytes
+        case .tooLong:
+            respond(id: nil, .failure(DefaultsError(
+                .lineTooLong, "line longer than \(lines.maximumLineBytes) bytes; it was discarded")))
+            return
+        }
         if !inBatch {
             inBatch = true
             server.store.notifier.holdDelivery()
@@ -123,8 +138,7 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
                     slot.result = result.mapError { $0 as? DefaultsError ?? DefaultsError(.internal, "\($0)") }
                     guard let context = self.context else { return }
                     drainSlots()
-                    writePending(context)
-                    context.flush()
+                    writePending(context, flush: true)
                     closeIfFinished(context)
                 }
             }
@@ -135,8 +149,7 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
         // The writer's answers leave first, then the batch's events: a client that waits for
         // both (its answer and an event it subscribed to) then finds its answer already there
         // when the event wakes it, instead of being woken twice.
-        writePending(context)
-        context.flush()
+        writePending(context, flush: true)
         endBatch()
         context.fireChannelReadComplete()
     }
@@ -147,10 +160,10 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
                 context.close(promise: nil)
             } else {
                 // The peer finished sending (socat after its input ends); answer what is pending, then close.
+                if accepted, !closed, let last = lines.finish() { run(last) }
                 inputClosed = true
-                writePending(context)
+                writePending(context, flush: true)
                 endBatch()
-                context.flush()
                 closeIfFinished(context)
             }
         }
@@ -166,12 +179,6 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
-        if let tooLong = error as? LineTooLong {
-            guard accepted else { return }
-            respond(id: nil, .failure(DefaultsError(
-                .lineTooLong, "line longer than \(tooLong.limit) bytes; it was discarded")))
-            return
-        }
         server.logger.debug("connection error", metadata: ["connection": "\(session.id)", "error": "\(error)"])
         context.close(promise: nil)
     }
@@ -200,16 +207,24 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
         }
     }
 
-    /// Hands the encoded responses to the channel as one buffer; the caller flushes.
-    private func writePending(_ context: ChannelHandlerContext) {
-        guard !pending.bytes.isEmpty else { return }
+    /// Hands the encoded responses to the channel as one buffer; flushes it when asked to
+    /// (one pass down the pipeline instead of a write and a flush).
+    private func writePending(_ context: ChannelHandlerContext, flush: Bool = false) {
+        guard !pending.bytes.isEmpty else {
+            if flush { context.flush() }
+            return
+        }
         var buffer = outbound ?? context.channel.allocator.buffer(capacity: 1024)
         buffer.clear()
         buffer.writeBytes(pending.bytes)
         outbound = buffer.capacity > 16 * 1024 ? nil : buffer
         // Keep the writer's storage for the next batch, unless one huge answer grew it.
         if pending.bytes.capacity > 16 * 1024 { pending = JSONWriter(capacity: 256) } else { pending.removeAll() }
-        context.write(wrapOutboundOut(buffer), promise: nil)
+        if flush {
+            context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
+        } else {
+            context.write(wrapOutboundOut(buffer), promise: nil)
+        }
     }
 
     private func closeIfFinished(_ context: ChannelHandlerContext) {
