@@ -65,31 +65,31 @@ struct Operations {
             ])
 
         case "get":
-            let domain = try request.domain()
+            let domain = try session.domain(of: request)
             let state = try store.state(of: domain)
             if request.has("key") {
-                return Reply([("value", .value(state.values[try request.key()])), ("generation", .integer(state.generation))])
+                return .value(state.values[try request.key()], generation: state.generation)
             }
             return Reply([("value", .values(state.values)), ("generation", .integer(state.generation))])
 
         case "set":
             try refuseWritesWhenStopping()
-            let domain = try request.domain()
+            let domain = try session.domain(of: request)
             let key = try request.key()
             let value = try request.value()
             var changeset = Changeset(domain: domain)
             changeset.set(key, to: value)
-            return generationReply(try store.apply(changeset, origin: session.origin))
+            return .generation(try store.apply(changeset, origin: session.origin))
 
         case "remove":
             try refuseWritesWhenStopping()
-            var changeset = Changeset(domain: try request.domain())
+            var changeset = Changeset(domain: try session.domain(of: request))
             changeset.remove(try request.key())
-            return generationReply(try store.apply(changeset, origin: session.origin))
+            return .generation(try store.apply(changeset, origin: session.origin))
 
         case "apply":
             try refuseWritesWhenStopping()
-            let domain = try request.domain()
+            let domain = try session.domain(of: request)
             guard request.has("set") || request.has("remove") else {
                 throw DefaultsError(.missingParameter, "apply needs \"set\" and/or \"remove\"")
             }
@@ -99,22 +99,22 @@ struct Operations {
             }
             for key in try request.stringArray("remove") ?? [] {
                 try DefaultsKey.validate(key)
-                if changeset.changes[key] != nil {
+                if changeset[key] != nil {
                     throw DefaultsError(.invalidParameter, "key \"\(key)\" is both set and removed")
                 }
                 changeset.remove(key)
             }
-            return generationReply(try store.apply(changeset, origin: session.origin))
+            return .generation(try store.apply(changeset, origin: session.origin))
 
         case "replaceDomain":
             try refuseWritesWhenStopping()
-            let domain = try request.domain()
+            let domain = try session.domain(of: request)
             let values = try request.keyedValues("values")
-            return generationReply(try store.replace(domain, with: values, origin: session.origin))
+            return .generation(try store.replace(domain, with: values, origin: session.origin))
 
         case "deleteDomain":
             try refuseWritesWhenStopping()
-            let domain = try request.domain()
+            let domain = try session.domain(of: request)
             let existed = !(try store.values(of: domain)).isEmpty
             let generation = try store.replace(domain, with: [:], origin: session.origin)
             return Reply([("existed", .bool(existed)), ("generation", .integer(generation))])
@@ -184,7 +184,7 @@ struct Operations {
             let domain = try request.domain()
             let values = try PropertyListFile.decode(Data(try request.string("plist").utf8))
             for key in values.keys { try DefaultsKey.validate(key) }
-            return generationReply(try store.replace(domain, with: values, origin: session.origin))
+            return .generation(try store.replace(domain, with: values, origin: session.origin))
 
         case "stats":
             var fields: [(String, Reply.Field)] = [
@@ -243,10 +243,6 @@ struct Operations {
         ]
         if try request.bool("text") == true { fields.append(("text", .string(pane?.renderedText() ?? ""))) }
         return Reply(fields)
-    }
-
-    private func generationReply(_ generation: Int64) -> Reply {
-        Reply([("generation", .integer(generation))])
     }
 
     private func refuseWritesWhenStopping() throws(DefaultsError) {

@@ -16,13 +16,44 @@ struct Reply {
         case raw([UInt8])
     }
 
-    var fields: [(String, Field)] = []
+    /// The answers of every write and of a one-key `get` are kept apart from the general
+    /// list of fields, so the commonest requests need no array (an allocation each).
+    private enum Shape {
+        case fields([(String, Field)])
+        case generation(Int64)
+        case value(PlistValue?, generation: Int64)
+    }
 
-    init(_ fields: [(String, Field)] = []) { self.fields = fields }
+    private let shape: Shape
+
+    init(_ fields: [(String, Field)] = []) { self.shape = .fields(fields) }
+
+    private init(shape: Shape) { self.shape = shape }
 
     static var empty: Reply { Reply() }
 
+    /// `"generation":N`, the answer of every write.
+    static func generation(_ generation: Int64) -> Reply { Reply(shape: .generation(generation)) }
+
+    /// `"value":…,"generation":N`, the answer of a one-key `get`.
+    static func value(_ value: PlistValue?, generation: Int64) -> Reply {
+        Reply(shape: .value(value, generation: generation))
+    }
+
     func write(into writer: inout JSONWriter) {
+        switch shape {
+        case .fields(let fields):
+            write(fields, into: &writer)
+        case .generation(let generation):
+            writer.key("generation"); writer.integer(generation)
+        case .value(let value, let generation):
+            writer.key("value")
+            if let value { writer.value(value) } else { writer.null() }
+            writer.key("generation"); writer.integer(generation)
+        }
+    }
+
+    private func write(_ fields: [(String, Field)], into writer: inout JSONWriter) {
         for (name, field) in fields {
             writer.key(name)
             switch field {

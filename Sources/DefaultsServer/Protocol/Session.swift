@@ -8,9 +8,21 @@ final class Session {
     var appDomain: DomainName?
     /// This connection's registration domain (`register`): volatile, last in the search list.
     var registration: [String: PlistValue] = [:]
+    /// The domain this connection named last. A client names the same domain request after
+    /// request, and reusing it skips validating and hashing the name again.
+    private var lastDomain: DomainName?
 
     init(id: UInt64, origin: Origin) {
         self.id = id
         self.origin = origin
+    }
+
+    /// The request's `"domain"`, checked like ``Request/domain(_:)``.
+    func domain(of request: Request) throws(DefaultsError) -> DomainName {
+        let name = try request.string("domain")
+        if let lastDomain, lastDomain.rawValue == name { return lastDomain }
+        let domain = try DomainName(name)
+        lastDomain = domain
+        return domain
     }
 }
