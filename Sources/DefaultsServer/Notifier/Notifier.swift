@@ -18,11 +18,16 @@ final class Notifier {
     private var byDomain: [DomainName: [UInt64: EventSink]] = [:]
     private var everything: [UInt64: EventSink] = [:]
     private var bursts: OrderedDictionary<BurstKey, ChangeEvent> = [:]
+    /// The table `bursts` is swapped with when they are delivered, so neither is reallocated.
+    private var spareBursts: OrderedDictionary<BurstKey, ChangeEvent> = [:]
     private var deliveryScheduled = false
     /// Connections running a read batch; they deliver when it ends (`releaseDelivery`).
     private var holds = 0
-    /// Reused for every event, so encoding allocates nothing but the line itself.
+    /// Reused for every event, so encoding allocates nothing.
     private var encoder = JSONWriter(capacity: 256)
+    /// The buffer events leave in. Once every subscriber's socket took it, nothing else holds
+    /// it and the next event reuses its storage.
+    private var eventLine: ByteBuffer?
     private(set) var eventsPublished = 0
 
     init(eventLoop: EventLoop) { self.eventLoop = eventLoop }
@@ -81,19 +86,27 @@ final class Notifier {
     /// Sends the gathered events now.
     func deliverPending() {
         guard !bursts.isEmpty else { return }
-        let pending = bursts
-        bursts.removeAll()
-        for event in pending.values where !event.changeset.isEmpty {
+        var ready: OrderedDictionary<BurstKey, ChangeEvent> = [:]
+        swap(&ready, &spareBursts)
+        swap(&ready, &bursts)
+        for event in ready.values where !event.changeset.isEmpty {
             let specific = byDomain[event.changeset.domain]
             guard !everything.isEmpty || specific != nil else { continue }
             eventsPublished += 1
             encoder.removeAll()
             event.encode(into: &encoder)
-            let line = ByteBuffer(bytes: encoder.bytes)
+            var line = eventLine ?? ByteBufferAllocator().buffer(capacity: 256)
+            eventLine = nil
+            line.clear()
+            line.writeBytes(encoder.bytes)
             let everyone = everything
             for sink in everyone.values { sink.deliver(event, line: line) }
             for (id, sink) in specific ?? [:] where everyone[id] == nil { sink.deliver(event, line: line) }
+            if line.capacity <= 16 * 1024 { eventLine = line }
         }
+        if encoder.bytes.capacity > 16 * 1024 { encoder = JSONWriter(capacity: 256) }
+        ready.removeAll(keepingCapacity: true)
+        spareBursts = ready
     }
 
     /// Tells the subscribers of `domain` that its Settings bundle defaults changed:
