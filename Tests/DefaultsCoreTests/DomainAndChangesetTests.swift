@@ -57,6 +57,31 @@ import Testing
         #expect(first.changes == ["a": .none, "b": 2, "c": 3])
     }
 
+    @Test func oneChangeAndManyBehaveAlike() {
+        var one = Changeset(domain: domain)
+        one.set("warp", to: 1)
+        one.set("warp", to: 2)                 // the same key again: still one change, the latest
+        #expect(one.count == 1 && one["warp"] == .some(.integer(2)) && one["rank"] == nil)
+        #expect(one == Changeset(domain: domain, changes: ["warp": 2]))
+        #expect(one.hashValue == Changeset(domain: domain, changes: ["warp": 2]).hashValue)
+        #expect(Array(one).map(\.key) == ["warp"])
+
+        one.remove("rank")                     // a second key
+        #expect(one.count == 2 && one["rank"] == .some(nil))
+        #expect(one.changes == ["warp": 2, "rank": .none])
+
+        var removal = Changeset(domain: domain)
+        removal.remove("rank")
+        #expect(removal.changes == ["rank": .none] && removal != Changeset(domain: domain, changes: ["rank": "x"]))
+        removal.merge(Changeset(domain: domain, changes: ["rank": "Ensign", "warp": 9]))
+        #expect(removal.changes == ["rank": "Ensign", "warp": 9])
+
+        var values: [String: PlistValue] = ["warp": 2]
+        var same = Changeset(domain: domain)
+        same.set("warp", to: 2)
+        #expect(same.apply(to: &values).isEmpty)
+    }
+
     @Test func differenceTurnsOldIntoNew() {
         let old: [String: PlistValue] = ["a": 1, "b": 2, "c": 3]
         let new: [String: PlistValue] = ["a": 1, "b": 20, "d": 4]

@@ -2,41 +2,92 @@
 /// through the store and the writer, to every subscriber's `didChange` event.
 ///
 /// A key mapped to `nil` is removed. Merging keeps the latest value of each key,
-/// which is how bursts and slow subscribers are coalesced.
+/// which is how bursts and slow subscribers are coalesced. Iterating gives each
+/// changed key once, in no particular order.
 ///
 /// ```swift
 /// var changes = Changeset(domain: try DomainName("com.example.bridge"))
 /// changes.set("warpFactor", to: 7)
 /// changes.remove("rank")
+/// for (key, value) in changes { print(key, value ?? "removed") }
 /// ```
-public struct Changeset: Sendable, Hashable {
+public struct Changeset: Sendable, Hashable, Sequence {
+    public typealias Element = (key: String, value: PlistValue?)
+
     public var domain: DomainName
-    /// Key → new value, or `nil` when the key is removed.
-    public var changes: [String: PlistValue?]
+    private var storage: Storage
+
+    /// Most changesets hold one change (every `set` and `remove`); that one is kept without a
+    /// dictionary, which would cost an allocation and a hash on the path of every write.
+    fileprivate enum Storage: Sendable {
+        case one(key: String, value: PlistValue?)
+        case many([String: PlistValue?])
+    }
 
     public init(domain: DomainName, changes: [String: PlistValue?] = [:]) {
         self.domain = domain
-        self.changes = changes
+        self.storage = .many(changes)
     }
 
-    public var isEmpty: Bool { changes.isEmpty }
+    /// Key → new value, or `nil` when the key is removed.
+    public var changes: [String: PlistValue?] {
+        get {
+            switch storage {
+            case .one(let key, let value): [key: value]
+            case .many(let changes): changes
+            }
+        }
+        set { storage = .many(newValue) }
+    }
 
-    public mutating func set(_ key: String, to value: PlistValue) { changes[key] = .some(value) }
-    public mutating func remove(_ key: String) { changes[key] = .some(nil) }
+    public var isEmpty: Bool { count == 0 }
+
+    public var count: Int {
+        switch storage {
+        case .one: 1
+        case .many(let changes): changes.count
+        }
+    }
+
+    /// The change to `key`: `.some(nil)` when it is removed, `nil` when the changeset leaves it alone.
+    public subscript(key: String) -> PlistValue?? {
+        switch storage {
+        case .one(let changed, let value): changed == key ? .some(value) : nil
+        case .many(let changes): changes[key]
+        }
+    }
+
+    public mutating func set(_ key: String, to value: PlistValue) { record(key, .some(value)) }
+    public mutating func remove(_ key: String) { record(key, nil) }
+
+    private mutating func record(_ key: String, _ value: PlistValue?) {
+        switch storage {
+        case .many(let changes) where changes.isEmpty:
+            storage = .one(key: key, value: value)
+        case .one(let changed, _) where changed == key:
+            storage = .one(key: key, value: value)
+        case .one(let changed, let old):
+            storage = .many([changed: old, key: value])
+        case .many(var changes):
+            storage = .many([:])  // changes is now the only reference: updated in place
+            changes[key] = .some(value)
+            storage = .many(changes)
+        }
+    }
 
     /// Folds a later changeset of the same domain into this one; later values win.
     public mutating func merge(_ later: Changeset) {
         precondition(later.domain == domain, "merging changesets of different domains")
-        for (key, value) in later.changes { changes[key] = .some(value) }
+        for (key, value) in later { record(key, value) }
     }
 
     /// Applies the changes to a domain's values and returns only the changes that
     /// really changed something (setting a key to its current value is not a change).
     public func apply(to values: inout [String: PlistValue]) -> Changeset {
         // Usually every change is effective; then the changeset itself is the answer and no
-        // second dictionary is built.
+        // second one is built.
         var ineffective: [String] = []
-        for (key, value) in changes {
+        for (key, value) in self {
             if let value {
                 if values.updateValue(value, forKey: key) == value { ineffective.append(key) }
             } else if values.removeValue(forKey: key) == nil {
@@ -44,16 +95,54 @@ public struct Changeset: Sendable, Hashable {
             }
         }
         if ineffective.isEmpty { return self }
-        var effective = self
-        for key in ineffective { effective.changes[key] = nil }
-        return effective
+        var effective = changes
+        for key in ineffective { effective[key] = nil }
+        return Changeset(domain: domain, changes: effective)
     }
 
     /// The changeset that turns `old` into `new`.
     public static func difference(from old: [String: PlistValue], to new: [String: PlistValue], domain: DomainName) -> Changeset {
-        var result = Changeset(domain: domain)
-        for (key, value) in new where old[key] != value { result.changes[key] = .some(value) }
-        for key in old.keys where new[key] == nil { result.changes[key] = .some(nil) }
-        return result
+        var changes: [String: PlistValue?] = [:]
+        for (key, value) in new where old[key] != value { changes[key] = .some(value) }
+        for key in old.keys where new[key] == nil { changes[key] = .some(nil) }
+        return Changeset(domain: domain, changes: changes)
+    }
+
+    // MARK: - Sequence
+
+    public struct Iterator: IteratorProtocol {
+        private var one: Element?
+        private var many: Dictionary<String, PlistValue?>.Iterator?
+
+        fileprivate init(_ storage: Storage) {
+            switch storage {
+            case .one(let key, let value): one = (key, value)
+            case .many(let changes): many = changes.makeIterator()
+            }
+        }
+
+        public mutating func next() -> Element? {
+            if let element = one {
+                one = nil
+                return element
+            }
+            return many?.next()
+        }
+    }
+
+    public func makeIterator() -> Iterator { Iterator(storage) }
+
+    public var underestimatedCount: Int { count }
+
+    // MARK: - Hashable: the same domain and the same changes, however they are held
+
+    public static func == (lhs: Changeset, rhs: Changeset) -> Bool {
+        guard lhs.domain == rhs.domain, lhs.count == rhs.count else { return false }
+        return lhs.allSatisfy { key, value in rhs[key] == .some(value) }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(domain)
+        hasher.combine(changes)
     }
 }

@@ -106,19 +106,20 @@ public struct JSONWriter: Sendable {
         endObject()
     }
 
-    /// Writes a changeset's changes: removed keys as `null`.
-    public mutating func changes(_ changes: [String: PlistValue?]) {
+    /// Writes a changeset's changes with keys in sorted order: removed keys as `null`.
+    public mutating func changes(_ changeset: Changeset) {
         beginObject()
-        if changes.count == 1, let (key, value) = changes.first {
+        var single = changeset.makeIterator()
+        if changeset.count == 1, let (key, value) = single.next() {
             // The common single-key change needs no sorted copy of the keys.
             self.key(key)
             if let value { self.value(value) } else { null() }
             endObject()
             return
         }
-        for key in changes.keys.sorted() {
+        for (key, value) in changeset.sorted(by: { $0.key < $1.key }) {
             self.key(key)
-            if let value = changes[key]! { self.value(value) } else { null() }
+            if let value { self.value(value) } else { null() }
         }
         endObject()
     }

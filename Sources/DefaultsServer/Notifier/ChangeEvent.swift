@@ -27,7 +27,7 @@ public struct ChangeEvent: Sendable {
         writer.key("event"); writer.string("didChange")
         writer.key("domain"); writer.string(changeset.domain.rawValue)
         writer.key("generation"); writer.integer(generation)
-        writer.key("changes"); writer.changes(changeset.changes)
+        writer.key("changes"); writer.changes(changeset)
         writer.key("origin"); writer.beginObject()
         writer.key("pid"); writer.integer(Int64(origin.pid))
         writer.key("uid"); writer.integer(Int64(origin.uid))
