@@ -125,8 +125,11 @@ struct BundleLayerTests {
         try bundles.remove("com.example.BridgeControl")
         #expect(await warpFactor.wait { $0 == [3.0, 5.0, 3.0] })
         #expect(await ranks.wait { $0 == [nil, .string("Ensign"), nil] })
-        #expect(changes.items.count == 2 && changes.items[1].origin == .settingsBundle)
-        #expect(changes.items[1].keys == change.keys)
+        // The change stream and the value streams are delivered apart: wait for the change itself.
+        #expect(await changes.wait { $0.count == 2 })
+        let removal = try #require(changes.items.dropFirst().first)
+        #expect(removal.origin == .settingsBundle && removal.keys == change.keys)
+        #expect(changes.items.count == 2)
         #expect(defaults.object(forKey: "favoriteTea") == nil)
     }
 
