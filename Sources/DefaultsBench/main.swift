@@ -109,6 +109,11 @@ struct DefaultsBench: ParsableCommand {
     func measureDefaultsd(socket: String, roundTripsOnly: Bool = false) throws -> Results {
         var results = Results()
         let client = try LineSocket(path: socket)
+        // A request that does no work: what the socket and the event loop cost by themselves.
+        results.ping = try latencies(perRound) { _ in
+            let answer = try client.request(#"{"op":"ping"}"#)
+            guard answer.hasPrefix(#"{"ok":true"#) else { throw LineSocket.Failure(description: answer) }
+        }
         results.set = try latencies(perRound) { i in
             let answer = try client.request(#"{"op":"set","domain":"com.bench","key":"k\#(i % 100)","value":\#(i)}"#)
             guard answer.hasPrefix(#"{"ok":true"#) else { throw LineSocket.Failure(description: answer) }
@@ -163,6 +168,10 @@ struct DefaultsBench: ParsableCommand {
             "*\(parts.count)\r\n" + parts.map { "$\($0.utf8.count)\r\n\($0)\r\n" }.joined()
         }
         func send(_ parts: [String], on socket: LineSocket) throws { try socket.send(bytes: Array(command(parts).utf8)) }
+        results.ping = try latencies(perRound) { _ in
+            try send(["PING"], on: client)
+            guard try client.readLine().hasPrefix("+PONG") else { throw LineSocket.Failure(description: "PING failed") }
+        }
         results.set = try latencies(perRound) { i in
             try send(["SET", "k\(i % 100)", "\(i)"], on: client)
             guard try client.readLine().hasPrefix("+OK") else { throw LineSocket.Failure(description: "SET failed") }
@@ -228,6 +237,7 @@ struct DefaultsBench: ParsableCommand {
 }
 
 struct Results {
+    var ping: [Double] = []
     var set: [Double] = []
     var get: [Double] = []
     var pipelined: Double = 0
@@ -237,6 +247,7 @@ struct Results {
     var pipelinedRounds: [Double] = []
 
     mutating func add(_ round: Results) {
+        ping += round.ping
         set += round.set
         get += round.get
         event1 += round.event1
@@ -273,6 +284,7 @@ struct Report {
                 line("| \(name) | \(Report.micro(x)) | – | – |")
             }
         }
+        row("ping round trip p50 (Redis PING)", ours.ping, redis?.ping, 0.5)
         row("set round trip p50 (Redis SET)", ours.set, redis?.set, 0.5)
         row("set round trip p99 (Redis SET)", ours.set, redis?.set, 0.99)
         row("get round trip p50 (Redis GET)", ours.get, redis?.get, 0.5)
@@ -295,7 +307,7 @@ extension Report {
         line("| measurement | defaultsd | Redis | defaultsd ÷ Redis |")
         line("|---|---:|---:|---:|")
         for (name, a, b) in [
-            ("set round trip", ours.set, redis.set), ("get round trip", ours.get, redis.get),
+            ("ping round trip", ours.ping, redis.ping), ("set round trip", ours.set, redis.set), ("get round trip", ours.get, redis.get),
             ("didChange to 1 subscriber", ours.event1, redis.event1),
         ] {
             for p in [0.5, 0.99] {
