@@ -31,13 +31,10 @@ public struct Changeset: Sendable, Hashable, Sequence {
 
     /// Key → new value, or `nil` when the key is removed.
     public var changes: [String: PlistValue?] {
-        get {
-            switch storage {
-            case .one(let key, let value): [key: value]
-            case .many(let changes): changes
-            }
+        switch storage {
+        case .one(let key, let value): [key: value]
+        case .many(let changes): changes
         }
-        set { storage = .many(newValue) }
     }
 
     public var isEmpty: Bool { count == 0 }

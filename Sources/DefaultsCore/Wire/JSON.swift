@@ -62,11 +62,4 @@ public struct JSONMembers: Sendable, Equatable {
         }
         return nil
     }
-
-    /// The object as a dictionary (last value of a repeated name wins).
-    public var object: [String: JSON] {
-        var result: [String: JSON] = [:]
-        for member in members { result[member.name] = member.value }
-        return result
-    }
 }

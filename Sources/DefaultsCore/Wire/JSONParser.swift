@@ -62,23 +62,21 @@ public struct JSONParser: ~Copyable {
     }
 
     public static func parseObjectMembers(_ bytes: [UInt8]) throws(JSONParseError) -> JSONMembers? {
-        do {
-            return try bytes.withUnsafeBytes { try parseObjectMembers($0) }
-        } catch let error as JSONParseError {
-            throw error
-        } catch {
-            fatalError("unreachable")
-        }
+        try withBytes(of: bytes, parseObjectMembers)
     }
 
     public static func parse(_ bytes: [UInt8]) throws(JSONParseError) -> JSON {
-        do {
-            return try bytes.withUnsafeBytes { try parse($0) }
-        } catch let error as JSONParseError {
-            throw error
-        } catch {
-            fatalError("unreachable")
+        try withBytes(of: bytes, parse)
+    }
+
+    /// `Array.withUnsafeBytes` rethrows untyped errors; this keeps the parser's error type.
+    private static func withBytes<Parsed>(
+        of bytes: [UInt8], _ parse: (UnsafeRawBufferPointer) throws(JSONParseError) -> Parsed
+    ) throws(JSONParseError) -> Parsed {
+        let result = bytes.withUnsafeBytes { raw in
+            Result { () throws(JSONParseError) -> Parsed in try parse(raw) }
         }
+        return try result.get()
     }
 
     public static func parse(_ text: String) throws(JSONParseError) -> JSON {

@@ -24,7 +24,7 @@ struct Operations {
             case "synchronize":
                 return .later(store.synchronize().map { Reply.empty })
             case "registerBundle":
-                let domain = try request.domain()
+                let domain = try session.domain(of: request)
                 let path = try request.string("path")
                 return .later(server.bundles.register(domain, path: path).map { installed in
                     Reply([
@@ -35,12 +35,12 @@ struct Operations {
                 })
             case "describeBundle" where request.has("language"):
                 // Another language means reading the bundle again: off the loop, then described on it.
-                let domain = try request.domain()
+                let domain = try session.domain(of: request)
                 guard let reading = server.bundles.bundle(for: domain, languages: [try request.string("language")]) else {
                     throw DefaultsError(.invalidParameter, "no Settings bundle is installed for \(domain)")
                 }
                 let operations = self
-                return .later(reading.flatMapThrowing { bundle in try operations.describeBundle(request, in: bundle) })
+                return .later(reading.flatMapThrowing { bundle in try operations.describeBundle(request, of: domain, in: bundle) })
             default:
                 return .now(.success(try performNow(request, session: session, sink: sink)))
             }
@@ -129,7 +129,7 @@ struct Operations {
 
         case "lookup":
             let key = try request.key()
-            let appDomain = request.has("domain") ? try request.domain() : session.appDomain
+            let appDomain = request.has("domain") ? try session.domain(of: request) : session.appDomain
             let list = SearchList(appDomain: appDomain, suites: try request.domains("suites") ?? [])
             let store = self.store
             let bundles = server.bundles
@@ -140,18 +140,18 @@ struct Operations {
             return Reply([("value", .value(found?.0)), ("domain", .string(found?.1.name)), ("layer", .string(found?.1.layer))])
 
         case "bundleDefaults":
-            let domain = try request.domain()
+            let domain = try session.domain(of: request)
             return Reply([
                 ("values", .values(server.bundles.defaultsByDomain[domain] ?? [:])),
                 ("path", .string(server.bundles.bundle(for: domain)?.path)),
             ])
 
         case "describeBundle":
-            let domain = try request.domain()
+            let domain = try session.domain(of: request)
             guard let installed = server.bundles.bundle(for: domain) else {
                 throw DefaultsError(.invalidParameter, "no Settings bundle is installed for \(domain)")
             }
-            return try describeBundle(request, in: installed.bundle)
+            return try describeBundle(request, of: domain, in: installed.bundle)
 
         case "subscribe":
             if try request.bool("all") == true {
@@ -175,13 +175,13 @@ struct Operations {
             return .empty
 
         case "export":
-            let domain = try request.domain()
+            let domain = try session.domain(of: request)
             let data = try PropertyListFile.encode(try store.values(of: domain), format: .xml)
             return Reply([("plist", .string(String(decoding: data, as: UTF8.self)))])
 
         case "import":
             try refuseWritesWhenStopping()
-            let domain = try request.domain()
+            let domain = try session.domain(of: request)
             let values = try PropertyListFile.decode(Data(try request.string("plist").utf8))
             for key in values.keys { try DefaultsKey.validate(key) }
             return .generation(try store.replace(domain, with: values, origin: session.origin))
@@ -200,7 +200,7 @@ struct Operations {
                 ("events", .integer(Int64(store.notifier.eventsPublished))),
             ]
             if request.has("domain") {
-                let domain = try request.domain()
+                let domain = try session.domain(of: request)
                 fields.append(("domainFileWrites", .integer(Int64(store.writeBehind.fileWritesByDomain[domain] ?? 0))))
             }
             return Reply(fields)
@@ -212,8 +212,7 @@ struct Operations {
 
     /// The resolved, localised pane tree of a domain's Settings bundle with current values.
     /// Runs on the loop: it reads the store.
-    private func describeBundle(_ request: Request, in bundle: SettingsBundle) throws(DefaultsError) -> Reply {
-        let domain = try request.domain()
+    private func describeBundle(_ request: Request, of domain: DomainName, in bundle: SettingsBundle) throws(DefaultsError) -> Reply {
         let path = bundle.directory.path
         var stored: [DomainName: [String: PlistValue]] = [:]
         for suite in [domain] + bundle.specifiers.compactMap(\.suite) where stored[suite] == nil {

@@ -53,7 +53,9 @@ struct Request {
         has(name) ? try string(name) : nil
     }
 
-    func domain(_ name: String = "domain") throws(DefaultsError) -> DomainName {
+    /// A domain named by parameter `name`. The `"domain"` parameter itself is read through
+    /// ``Session/domain(of:)``, which reuses the connection's last domain.
+    func domain(_ name: String) throws(DefaultsError) -> DomainName {
         try DomainName(try string(name))
     }
 

@@ -17,7 +17,8 @@ final class Session {
         self.origin = origin
     }
 
-    /// The request's `"domain"`, checked like ``Request/domain(_:)``.
+    /// The request's `"domain"` parameter, validated, or this connection's last domain when
+    /// it names the same one.
     func domain(of request: Request) throws(DefaultsError) -> DomainName {
         let name = try request.string("domain")
         if let lastDomain, lastDomain.rawValue == name { return lastDomain }

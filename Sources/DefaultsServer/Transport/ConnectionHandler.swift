@@ -48,7 +48,7 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
     /// True between the first line of a read batch and its end, while the notifier holds
     /// the batch's events.
     private var inBatch = false
-    /// Set when the channel went inactive: lines NIO still decodes afterwards are not run.
+    /// Set when the channel went inactive: lines still in the framer are not run.
     private var closed = false
     private var accepted = false
     private var refused = false
@@ -278,8 +278,7 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
         }
         while context.channel.isWritable, let event = backlog.values.first {
             backlog.removeFirst()
-            context.write(wrapOutboundOut(ByteBuffer(bytes: event.encoded())), promise: nil)
-            context.flush()
+            context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: event.encoded())), promise: nil)
         }
     }
 }
