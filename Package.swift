@@ -76,6 +76,9 @@ let package = Package(
             dependencies: [
                 "LineSocket", "DefaultsCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                // TransportFloor: a SwiftNIO line server that does no work, to measure the transport by itself.
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
 

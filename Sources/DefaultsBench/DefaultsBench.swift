@@ -32,10 +32,14 @@ struct DefaultsBench: ParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Also measure the round trips with the client and the servers placed on CPUs by hand (needs taskset).")
     var pinned = true
 
+    @Option(help: .hidden)
+    var serveFloor: String?
+
     var perRound: Int { max(iterations / rounds, 100) }
     var eventsPerRound: Int { max(events / rounds, 40) }
 
     func run() throws {
+        if let serveFloor { return try TransportFloor.serve(path: serveFloor) }
         let binary = daemon ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
             .appendingPathComponent("defaultsd").path
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("defaultsd-bench-\(getpid())").path
@@ -60,12 +64,20 @@ struct DefaultsBench: ParsableCommand {
         }
         defer { redisServer?.stop() }
 
+        // This same program, as a SwiftNIO line server that does no work (TransportFloor).
+        let floorSocket = directory + "/floor.sock"
+        let floor = try Server.start(
+            try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"), ["--serve-floor", floorSocket],
+            readyWhen: nil, socket: floorSocket)
+        defer { floor.stop() }
+
         // The two servers are measured in alternating rounds, so that whatever else the machine
         // does during the run weighs on both alike.
         var ours = Results()
         var theirs: Results? = redisServer == nil ? nil : Results()
         for _ in 0..<rounds {
             ours.add(try measureDefaultsd(socket: directory + "/defaultsd.sock"))
+            ours.add(try measureFloor(socket: floorSocket))
             if theirs != nil { theirs!.add(try measureRedis(socket: directory + "/redis.sock")) }
         }
         ours.burstRewrites = try measureBurst(socket: directory + "/defaultsd.sock")
@@ -86,16 +98,17 @@ struct DefaultsBench: ParsableCommand {
             for (name, clientCPU, serverCPU) in placements {
                 var oursPinned = Results()
                 var theirsPinned = Results()
-                try Server.pin([server, theirs], cpus: serverCPU, client: clientCPU)
+                try Server.pin([server, theirs, floor], cpus: serverCPU, client: clientCPU)
                 for _ in 0..<rounds {
                     oursPinned.add(try measureDefaultsd(socket: directory + "/defaultsd.sock", roundTripsOnly: true))
+                    oursPinned.add(try measureFloor(socket: floorSocket))
                     theirsPinned.add(try measureRedis(socket: directory + "/redis.sock", roundTripsOnly: true))
                 }
                 report.line("")
                 report.line("Client on CPU \(clientCPU), both servers on CPU \(serverCPU) (`taskset`):")
                 report.roundTripTable(ours: oursPinned, redis: theirsPinned, placement: name)
             }
-            try Server.pin([server, theirs], cpus: "0-\(cpus - 1)", client: "0-\(cpus - 1)")
+            try Server.pin([server, theirs, floor], cpus: "0-\(cpus - 1)", client: "0-\(cpus - 1)")
         }
         report.line("")
         report.line("- `didChange` file rewrites for a \(burst)-set burst to one domain: **\(ours.burstRewrites)** (target ≤ 2)")
@@ -142,6 +155,17 @@ struct DefaultsBench: ParsableCommand {
         // Write the round's changes to disk now: a flush left for later would run during the
         // next server's round and disturb it (and where the scheduler places it).
         _ = try client.request(#"{"op":"synchronize"}"#)
+        return results
+    }
+
+    /// `ping` round trips to the bare SwiftNIO line server (``TransportFloor``).
+    func measureFloor(socket: String) throws -> Results {
+        var results = Results()
+        let client = try LineSocket(path: socket)
+        results.floor = try latencies(perRound) { _ in
+            let answer = try client.request(#"{"op":"ping"}"#)
+            guard answer.hasPrefix(#"{"ok":true"#) else { throw LineSocket.Failure(description: answer) }
+        }
         return results
     }
 
@@ -238,6 +262,8 @@ struct DefaultsBench: ParsableCommand {
 
 struct Results {
     var ping: [Double] = []
+    /// `ping` to the bare SwiftNIO line server, which does no work.
+    var floor: [Double] = []
     var set: [Double] = []
     var get: [Double] = []
     var pipelined: Double = 0
@@ -248,6 +274,7 @@ struct Results {
 
     mutating func add(_ round: Results) {
         ping += round.ping
+        floor += round.floor
         set += round.set
         get += round.get
         event1 += round.event1
@@ -285,6 +312,7 @@ struct Report {
             }
         }
         row("ping round trip p50 (Redis PING)", ours.ping, redis?.ping, 0.5)
+        row("bare SwiftNIO server ping p50 (Redis PING)", ours.floor, redis?.ping, 0.5)
         row("set round trip p50 (Redis SET)", ours.set, redis?.set, 0.5)
         row("set round trip p99 (Redis SET)", ours.set, redis?.set, 0.99)
         row("get round trip p50 (Redis GET)", ours.get, redis?.get, 0.5)
@@ -307,7 +335,8 @@ extension Report {
         line("| measurement | defaultsd | Redis | defaultsd ÷ Redis |")
         line("|---|---:|---:|---:|")
         for (name, a, b) in [
-            ("ping round trip", ours.ping, redis.ping), ("set round trip", ours.set, redis.set), ("get round trip", ours.get, redis.get),
+            ("ping round trip", ours.ping, redis.ping), ("bare SwiftNIO server ping", ours.floor, redis.ping),
+            ("set round trip", ours.set, redis.set), ("get round trip", ours.get, redis.get),
             ("didChange to 1 subscriber", ours.event1, redis.event1),
         ] {
             for p in [0.5, 0.99] {
