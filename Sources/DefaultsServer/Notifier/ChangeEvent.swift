@@ -24,14 +24,14 @@ public struct ChangeEvent: Sendable {
     /// Appends the event's line, newline included, to `writer`.
     public func encode(into writer: inout JSONWriter) {
         writer.beginObject()
-        writer.key("event"); writer.string("didChange")
-        writer.key("domain"); writer.string(changeset.domain.rawValue)
-        writer.key("generation"); writer.integer(generation)
-        writer.key("changes"); writer.changes(changeset)
-        writer.key("origin"); writer.beginObject()
-        writer.key("pid"); writer.integer(Int64(origin.pid))
-        writer.key("uid"); writer.integer(Int64(origin.uid))
-        writer.key("connection"); writer.integer(Int64(origin.connection))
+        writer.key(literal: "event"); writer.string("didChange")
+        writer.key(literal: "domain"); writer.string(changeset.domain.rawValue)
+        writer.key(literal: "generation"); writer.integer(generation)
+        writer.key(literal: "changes"); writer.changes(changeset)
+        writer.key(literal: "origin"); writer.beginObject()
+        writer.key(literal: "pid"); writer.integer(Int64(origin.pid))
+        writer.key(literal: "uid"); writer.integer(Int64(origin.uid))
+        writer.key(literal: "connection"); writer.integer(Int64(origin.connection))
         if let client = origin.client { writer.key("client"); writer.string(client) }
         writer.endObject()
         writer.endObject()

@@ -117,8 +117,8 @@ final class Notifier {
         guard !sinks.isEmpty else { return }
         var writer = JSONWriter(capacity: 80)
         writer.beginObject()
-        writer.key("event"); writer.string("bundleDefaultsChanged")
-        writer.key("domain"); writer.string(domain.rawValue)
+        writer.key(literal: "event"); writer.string("bundleDefaultsChanged")
+        writer.key(literal: "domain"); writer.string(domain.rawValue)
         writer.endObject()
         writer.newline()
         let line = ByteBuffer(bytes: writer.bytes)

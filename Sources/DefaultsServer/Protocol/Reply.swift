@@ -45,11 +45,11 @@ struct Reply {
         case .fields(let fields):
             write(fields, into: &writer)
         case .generation(let generation):
-            writer.key("generation"); writer.integer(generation)
+            writer.key(literal: "generation"); writer.integer(generation)
         case .value(let value, let generation):
-            writer.key("value")
+            writer.key(literal: "value")
             if let value { writer.value(value) } else { writer.null() }
-            writer.key("generation"); writer.integer(generation)
+            writer.key(literal: "generation"); writer.integer(generation)
         }
     }
 

@@ -46,18 +46,18 @@ enum ResponseEncoding {
     static func encode(id: JSON?, _ result: Result<Reply, DefaultsError>, into writer: inout JSONWriter) {
         writer.beginObject()
         if let id {
-            writer.key("id")
+            writer.key(literal: "id")
             writer.json(id)
         }
         switch result {
         case .success(let reply):
-            writer.key("ok"); writer.bool(true)
+            writer.key(literal: "ok"); writer.bool(true)
             reply.write(into: &writer)
         case .failure(let error):
-            writer.key("ok"); writer.bool(false)
-            writer.key("error"); writer.beginObject()
-            writer.key("code"); writer.string(error.code.rawValue)
-            writer.key("message"); writer.string(error.message)
+            writer.key(literal: "ok"); writer.bool(false)
+            writer.key(literal: "error"); writer.beginObject()
+            writer.key(literal: "code"); writer.string(error.code.rawValue)
+            writer.key(literal: "message"); writer.string(error.message)
             writer.endObject()
         }
         writer.endObject()
