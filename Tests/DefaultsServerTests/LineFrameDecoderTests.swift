@@ -81,6 +81,21 @@ import Testing
         #expect((id == .integer(3)) == keepsID)
     }
 
+    @Test func aReusedTableLeavesEarlierRequestsAlone() {
+        var members = JSONMembers()
+        guard case .request(let first) = RequestDecoder.decode(ByteBuffer(string: #"{"op":"get","domain":"com.a"}"#), reusing: &members),
+              case .invalid(_, let error) = RequestDecoder.decode(ByteBuffer(string: #"{"op":"set","oops"}"#), reusing: &members),
+              case .request(let third) = RequestDecoder.decode(ByteBuffer(string: #"{"op":"ping"}"#), reusing: &members)
+        else {
+            Issue.record("unexpected decoding")
+            return
+        }
+        #expect(first.parameters == JSONMembers(["op": .string("get"), "domain": .string("com.a")]))
+        #expect(error.code == .badJSON)
+        // The failed line's members are not carried into the next request.
+        #expect(third.parameters == JSONMembers(["op": .string("ping")]))
+    }
+
     @Test func invalidUTF8IsNamed() {
         var buffer = ByteBuffer(string: #"{"op":""#)
         buffer.writeBytes([0xC3, 0x28])

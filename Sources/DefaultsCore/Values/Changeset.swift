@@ -75,7 +75,18 @@ public struct Changeset: Sendable, Hashable, Sequence {
     /// Folds a later changeset of the same domain into this one; later values win.
     public mutating func merge(_ later: Changeset) {
         precondition(later.domain == domain, "merging changesets of different domains")
-        for (key, value) in later { record(key, value) }
+        later.forEachChange { key, value in record(key, value) }
+    }
+
+    /// Calls `body` with each change, as `for (key, value) in changeset` does, but without
+    /// building an iterator: the one change of a `set` or `remove` is handed over directly.
+    /// The write path walks every changeset two or three times, and the iterator (an optional
+    /// element beside an optional dictionary iterator) cost more than the work it walked.
+    public func forEachChange(_ body: (_ key: String, _ value: PlistValue?) throws -> Void) rethrows {
+        switch storage {
+        case .one(let key, let value): try body(key, value)
+        case .many(let changes): for (key, value) in changes { try body(key, value) }
+        }
     }
 
     /// Applies the changes to a domain's values and returns only the changes that
@@ -84,7 +95,7 @@ public struct Changeset: Sendable, Hashable, Sequence {
         // Usually every change is effective; then the changeset itself is the answer and no
         // second one is built.
         var ineffective: [String] = []
-        for (key, value) in self {
+        forEachChange { key, value in
             if let value {
                 if values.updateValue(value, forKey: key) == value { ineffective.append(key) }
             } else if values.removeValue(forKey: key) == nil {

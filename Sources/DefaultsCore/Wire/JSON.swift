@@ -54,6 +54,9 @@ public struct JSONMembers: Sendable, Equatable {
         members.append(Member(name: name, value: value))
     }
 
+    /// Empties the table but keeps its storage for the next request.
+    public mutating func removeAll() { members.removeAll(keepingCapacity: true) }
+
     public subscript(name: String) -> JSON? {
         var index = members.endIndex
         while index > members.startIndex {

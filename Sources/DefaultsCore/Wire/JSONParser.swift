@@ -46,19 +46,28 @@ public struct JSONParser: ~Copyable {
     /// instead of building a dictionary (the request path). Valid JSON that is not an object
     /// gives nil.
     public static func parseObjectMembers(_ bytes: UnsafeRawBufferPointer) throws(JSONParseError) -> JSONMembers? {
+        var members = JSONMembers()
+        return try parseObjectMembers(bytes, into: &members) ? members : nil
+    }
+
+    /// Parses a line that should hold one object, appending its top-level members to
+    /// `members` (the request path: a connection reuses one table for all its requests).
+    /// Valid JSON that is not an object gives false.
+    public static func parseObjectMembers(
+        _ bytes: UnsafeRawBufferPointer, into members: inout JSONMembers
+    ) throws(JSONParseError) -> Bool {
         var parser = JSONParser(bytes)
         parser.skipWhitespace()
         guard parser.peek() == UInt8(ascii: "{") else {
             _ = try parser.parseValue()
             parser.skipWhitespace()
             if parser.index != bytes.count { throw parser.error("unexpected data after the JSON value") }
-            return nil
+            return false
         }
-        var members = JSONMembers()
         try parser.parseMembers { name, value in members.append(name, value) }
         parser.skipWhitespace()
         if parser.index != bytes.count { throw parser.error("unexpected data after the JSON value") }
-        return members
+        return true
     }
 
     public static func parseObjectMembers(_ bytes: [UInt8]) throws(JSONParseError) -> JSONMembers? {

@@ -120,11 +120,12 @@ public struct JSONWriter: Sendable {
     /// Writes a changeset's changes with keys in sorted order: removed keys as `null`.
     public mutating func changes(_ changeset: Changeset) {
         beginObject()
-        var single = changeset.makeIterator()
-        if changeset.count == 1, let (key, value) = single.next() {
+        if changeset.count == 1 {
             // The common single-key change needs no sorted copy of the keys.
-            self.key(key)
-            if let value { self.value(value) } else { null() }
+            changeset.forEachChange { key, value in
+                self.key(key)
+                if let value { self.value(value) } else { null() }
+            }
             endObject()
             return
         }

@@ -26,7 +26,7 @@ struct DomainState {
     /// The size after applying `changeset`, without applying it.
     func size(after changeset: Changeset) -> Int {
         var result = size
-        for (key, newValue) in changeset {
+        changeset.forEachChange { key, newValue in
             if let old = values[key] { result -= DomainState.entrySize(key, old) }
             if let newValue { result += DomainState.entrySize(key, newValue) }
         }

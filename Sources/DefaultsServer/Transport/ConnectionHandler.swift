@@ -37,6 +37,8 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
     private var context: ChannelHandlerContext?
     private var slots: Deque<Slot> = []
     private var lines: LineFrameDecoder
+    /// The members of the request being run, kept between requests for their storage.
+    private var members = JSONMembers()
     /// Responses encoded but not yet handed to the channel.
     private var pending = JSONWriter(capacity: 256)
     /// The buffer responses leave in. By the next batch the channel has usually written and
@@ -124,7 +126,7 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
             inBatch = true
             server.store.notifier.holdDelivery()
         }
-        switch RequestDecoder.decode(line) {
+        switch RequestDecoder.decode(line, reusing: &members) {
         case .invalid(let id, let error):
             respond(id: id, .failure(error))
         case .request(let request):

@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 
 /// Splits the byte stream of one connection into lines of at most `maximumLineBytes`, each
@@ -50,33 +51,47 @@ struct LineFrameDecoder {
     }
 
     /// The next complete line, or nil when the bytes received so far hold none.
+    ///
+    /// Works on `buffer` in place: a copy of it would cost a retain and a release per line.
     mutating func next() -> Frame? {
-        while var bytes = buffer {
-            let view = bytes.readableBytesView
-            guard let newline = view[(view.startIndex + scanned)...].firstIndex(of: UInt8(ascii: "\n")) else {
-                scanned = view.count
-                guard view.count > maximumLineBytes else { return nil }
+        while buffer != nil {
+            guard let length = lengthOfNextLine() else {
+                let readable = buffer!.readableBytes
+                scanned = readable
+                guard readable > maximumLineBytes else { return nil }
                 buffer = nil
                 scanned = 0
                 if discarding { return nil }
                 discarding = true
                 return .tooLong
             }
-            let length = newline - view.startIndex
             scanned = 0
             if discarding {
                 discarding = false
-                bytes.moveReaderIndex(forwardBy: length + 1)
-                buffer = bytes.readableBytes > 0 ? bytes : nil
+                buffer!.moveReaderIndex(forwardBy: length + 1)
+                if buffer!.readableBytes == 0 { buffer = nil }
                 continue
             }
-            var line = bytes.readSlice(length: length)!
-            bytes.moveReaderIndex(forwardBy: 1)
-            buffer = bytes.readableBytes > 0 ? bytes : nil
-            if line.readableBytesView.last == UInt8(ascii: "\r") { line.moveWriterIndex(to: line.writerIndex - 1) }
+            var line = buffer!.readSlice(length: length)!
+            buffer!.moveReaderIndex(forwardBy: 1)
+            if buffer!.readableBytes == 0 { buffer = nil }
+            if length > 0, line.getInteger(at: line.writerIndex - 1, as: UInt8.self) == UInt8(ascii: "\r") {
+                line.moveWriterIndex(to: line.writerIndex - 1)
+            }
             return line.readableBytes > maximumLineBytes ? .tooLong : .line(line)
         }
         return nil
+    }
+
+    /// The number of bytes before the next newline of `buffer`, searching only past the part
+    /// already scanned; nil when there is none yet.
+    private func lengthOfNextLine() -> Int? {
+        buffer!.withUnsafeReadableBytes { bytes -> Int? in
+            guard bytes.count > scanned, let base = bytes.baseAddress,
+                  let newline = memchr(base + scanned, Int32(UInt8(ascii: "\n")), bytes.count - scanned)
+            else { return nil }
+            return base.distance(to: UnsafeRawPointer(newline))
+        }
     }
 
     /// At end of input: the last line when it has no newline

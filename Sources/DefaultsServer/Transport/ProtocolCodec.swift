@@ -19,8 +19,19 @@ enum RequestDecoder {
     }
 
     static func decode(_ line: ByteBuffer) -> Incoming {
-        let parsed: Result<JSONMembers?, JSONParseError> = line.withUnsafeReadableBytes { raw in
-            Result { () throws(JSONParseError) -> JSONMembers? in try JSONParser.parseObjectMembers(raw) }
+        var members = JSONMembers()
+        return decode(line, reusing: &members)
+    }
+
+    /// Decodes into `members`, emptied first, so a connection's requests share one table; the
+    /// request keeps a reference to it, so the next decode finds it free again only once the
+    /// request is done.
+    static func decode(_ line: ByteBuffer, reusing members: inout JSONMembers) -> Incoming {
+        members.removeAll()
+        let parsed: Result<Bool, JSONParseError> = line.withUnsafeReadableBytes { raw in
+            Result { () throws(JSONParseError) -> Bool in
+                try JSONParser.parseObjectMembers(raw, into: &members)
+            }
         }
         switch parsed {
         case .failure(let error):
@@ -29,9 +40,9 @@ enum RequestDecoder {
                 return .invalid(id: nil, DefaultsError(.invalidUTF8, "the line is not valid UTF-8"))
             }
             return .invalid(id: nil, error.defaultsError)
-        case .success(nil):
+        case .success(false):
             return .invalid(id: nil, DefaultsError(.badJSON, "a request must be a JSON object"))
-        case .success(let members?):
+        case .success(true):
             switch Request.parse(members) {
             case .success(let request): return .request(request)
             case .failure(let failure): return .invalid(id: failure.id, failure.error)
