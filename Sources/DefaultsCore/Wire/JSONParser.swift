@@ -50,9 +50,9 @@ public struct JSONParser: ~Copyable {
         return try parseObjectMembers(bytes, into: &members) ? members : nil
     }
 
-    /// Parses a line that should hold one object, appending its top-level members to
-    /// `members` (the request path: a connection reuses one table for all its requests).
-    /// Valid JSON that is not an object gives false.
+    /// Checks a line that should hold one object and finds its top-level members in
+    /// `members`, which are decoded only when asked for (the request path: a connection reuses
+    /// one table for all its requests). Valid JSON that is not an object gives false.
     public static func parseObjectMembers(
         _ bytes: UnsafeRawBufferPointer, into members: inout JSONMembers
     ) throws(JSONParseError) -> Bool {
@@ -64,7 +64,16 @@ public struct JSONParser: ~Copyable {
             if parser.index != bytes.count { throw parser.error("unexpected data after the JSON value") }
             return false
         }
-        try parser.parseMembers { name, value in members.append(name, value) }
+        members.start(bytes)
+        try parser.readObject { parser throws(JSONParseError) in
+            let name = parser.index
+            let nameIsPlain = try parser.scanString().isPlain
+            let nameEnd = parser.index
+            try parser.expectColon()
+            let value = parser.index
+            let kind = try parser.checkValue()
+            members.append(JSONMembers.Span(name: name..<nameEnd, nameIsPlain: nameIsPlain, value: value..<parser.index, kind: kind))
+        }
         parser.skipWhitespace()
         if parser.index != bytes.count { throw parser.error("unexpected data after the JSON value") }
         return true
@@ -110,12 +119,17 @@ public struct JSONParser: ~Copyable {
 
     private mutating func parseObject() throws(JSONParseError) -> JSON {
         var members: [String: JSON] = [:]
-        try parseMembers { name, value in members[name] = value }
+        try readObject { parser throws(JSONParseError) in
+            let name = try parser.parseString()
+            try parser.expectColon()
+            members[name] = try parser.parseValue()
+        }
         return .object(members)
     }
 
-    /// Reads `{...}`, handing each member to `add` in order.
-    private mutating func parseMembers(_ add: (String, JSON) -> Void) throws(JSONParseError) {
+    /// Reads `{...}`; `member` reads each member, from the opening quote of its name to the
+    /// end of its value.
+    private mutating func readObject(_ member: (inout JSONParser) throws(JSONParseError) -> Void) throws(JSONParseError) {
         try enter()
         index += 1
         skipWhitespace()
@@ -127,12 +141,7 @@ public struct JSONParser: ~Copyable {
         while true {
             skipWhitespace()
             guard peek() == UInt8(ascii: "\"") else { throw error("expected a string key") }
-            let key = try parseString()
-            skipWhitespace()
-            guard peek() == UInt8(ascii: ":") else { throw error("expected ':'") }
-            index += 1
-            skipWhitespace()
-            add(key, try parseValue())
+            try member(&self)
             skipWhitespace()
             switch peek() {
             case UInt8(ascii: ","): index += 1
@@ -170,6 +179,26 @@ public struct JSONParser: ~Copyable {
         }
     }
 
+    private mutating func expectColon() throws(JSONParseError) {
+        skipWhitespace()
+        guard peek() == UInt8(ascii: ":") else { throw error("expected ':'") }
+        index += 1
+        skipWhitespace()
+    }
+
+    /// Checks one value without building it when it is a string or a number (the request
+    /// path's members), and tells how to read it back.
+    private mutating func checkValue() throws(JSONParseError) -> JSONMembers.Kind {
+        guard let first = peek() else { throw error("unexpected end of input") }
+        switch first {
+        case UInt8(ascii: "\""): return try scanString().isPlain ? .plainString : .other
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try scanNumber() ? .real : .integer
+        default:
+            _ = try parseValue()
+            return .other
+        }
+    }
+
     private mutating func enter() throws(JSONParseError) {
         depth += 1
         if depth > JSONParser.maximumDepth { throw error("nesting deeper than \(JSONParser.maximumDepth)") }
@@ -189,6 +218,12 @@ public struct JSONParser: ~Copyable {
 
     private mutating func parseNumber() throws(JSONParseError) -> JSON {
         let start = index
+        let isReal = try scanNumber()
+        return JSONParser.number(UnsafeRawBufferPointer(rebasing: bytes[start..<index]), isReal: isReal)
+    }
+
+    /// Checks the grammar of a number and steps over it; true when it is a real.
+    private mutating func scanNumber() throws(JSONParseError) -> Bool {
         var isReal = false
         if peek() == UInt8(ascii: "-") { index += 1 }
         guard let first = peek(), isDigit(first) else { throw error("expected a digit") }
@@ -211,7 +246,11 @@ public struct JSONParser: ~Copyable {
             guard let digit = peek(), isDigit(digit) else { throw error("expected a digit in the exponent") }
             skipDigits()
         }
-        let text = UnsafeRawBufferPointer(rebasing: bytes[start..<index])
+        return isReal
+    }
+
+    /// The value of a number whose grammar was checked (``scanNumber()``).
+    static func number(_ text: UnsafeRawBufferPointer, isReal: Bool) -> JSON {
         if isReal {
             let string = String(decoding: text, as: UTF8.self)
             guard let value = Double(string), value.isFinite else { return .unrepresentableNumber(string) }
@@ -242,6 +281,27 @@ public struct JSONParser: ~Copyable {
     // MARK: - Strings
 
     private mutating func parseString() throws(JSONParseError) -> String {
+        switch try scanString() {
+        case .plain(let contents):
+            return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[contents]), as: UTF8.self)
+        case .decoded(let string):
+            return string
+        }
+    }
+
+    /// A string token, read and checked: plain ASCII without escapes is left where it is;
+    /// anything else had to be decoded to be checked, and is.
+    private enum ScannedString {
+        case plain(Range<Int>)
+        case decoded(String)
+
+        var isPlain: Bool {
+            if case .plain = self { return true }
+            return false
+        }
+    }
+
+    private mutating func scanString() throws(JSONParseError) -> ScannedString {
         index += 1  // opening quote
         let start = index
         var ascii = true
@@ -249,10 +309,10 @@ public struct JSONParser: ~Copyable {
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
-                let slice = UnsafeRawBufferPointer(rebasing: bytes[start..<index])
+                let contents = start..<index
                 index += 1
-                if ascii { return String(decoding: slice, as: UTF8.self) }
-                return try validatedString(slice, offset: start)
+                if ascii { return .plain(contents) }
+                return .decoded(try validatedString(UnsafeRawBufferPointer(rebasing: bytes[contents]), offset: start))
             }
             if byte >= 0x80 { ascii = false }
             if byte == UInt8(ascii: "\\") { break }
@@ -260,7 +320,7 @@ public struct JSONParser: ~Copyable {
             index += 1
         }
         guard index < bytes.count else { throw error("unterminated string") }
-        return try parseEscapedString(from: start)
+        return .decoded(try parseEscapedString(from: start))
     }
 
     private mutating func parseEscapedString(from start: Int) throws(JSONParseError) -> String {

@@ -37,9 +37,9 @@ struct Request {
 
     // MARK: - Typed parameters
 
-    func has(_ name: String) -> Bool { parameters[name] != nil && parameters[name] != .null }
+    func has(_ name: StaticString) -> Bool { parameters.hasValue(name) }
 
-    func string(_ name: String) throws(DefaultsError) -> String {
+    func string(_ name: StaticString) throws(DefaultsError) -> String {
         guard let value = parameters[name], value != .null else {
             throw DefaultsError(.missingParameter, "\(op) needs \"\(name)\"")
         }
@@ -49,23 +49,23 @@ struct Request {
         return string
     }
 
-    func optionalString(_ name: String) throws(DefaultsError) -> String? {
+    func optionalString(_ name: StaticString) throws(DefaultsError) -> String? {
         has(name) ? try string(name) : nil
     }
 
     /// A domain named by parameter `name`. The `"domain"` parameter itself is read through
     /// ``Session/domain(of:)``, which reuses the connection's last domain.
-    func domain(_ name: String) throws(DefaultsError) -> DomainName {
+    func domain(_ name: StaticString) throws(DefaultsError) -> DomainName {
         try DomainName(try string(name))
     }
 
-    func key(_ name: String = "key") throws(DefaultsError) -> String {
+    func key(_ name: StaticString = "key") throws(DefaultsError) -> String {
         let key = try string(name)
         try DefaultsKey.validate(key)
         return key
     }
 
-    func bool(_ name: String) throws(DefaultsError) -> Bool? {
+    func bool(_ name: StaticString) throws(DefaultsError) -> Bool? {
         guard has(name) else { return nil }
         guard case .bool(let flag) = parameters[name]! else {
             throw DefaultsError(.invalidParameter, "\"\(name)\" must be true or false")
@@ -73,14 +73,14 @@ struct Request {
         return flag
     }
 
-    func value(_ name: String = "value") throws(DefaultsError) -> PlistValue {
+    func value(_ name: StaticString = "value") throws(DefaultsError) -> PlistValue {
         guard let json = parameters[name] else { throw DefaultsError(.missingParameter, "\(op) needs \"\(name)\"") }
         return try WireValue.decode(json)
     }
 
     /// A parameter that maps keys to values (`"set"`, `"values"`, `"defaults"`). Its members are keys,
     /// so unlike a dictionary *value* it is never read as a `$date`/`$data`/`$dict` wrapper.
-    func keyedValues(_ name: String) throws(DefaultsError) -> [String: PlistValue] {
+    func keyedValues(_ name: StaticString) throws(DefaultsError) -> [String: PlistValue] {
         guard let json = parameters[name], json != .null else {
             throw DefaultsError(.missingParameter, "\(op) needs \"\(name)\"")
         }
@@ -96,7 +96,7 @@ struct Request {
         return result
     }
 
-    func stringArray(_ name: String) throws(DefaultsError) -> [String]? {
+    func stringArray(_ name: StaticString) throws(DefaultsError) -> [String]? {
         guard has(name) else { return nil }
         guard case .array(let elements) = parameters[name]! else {
             throw DefaultsError(.invalidParameter, "\"\(name)\" must be an array of strings")
@@ -111,7 +111,7 @@ struct Request {
         return result
     }
 
-    func domains(_ name: String) throws(DefaultsError) -> [DomainName]? {
+    func domains(_ name: StaticString) throws(DefaultsError) -> [DomainName]? {
         guard let names = try stringArray(name) else { return nil }
         var result: [DomainName] = []
         for name in names { result.append(try DomainName(name)) }

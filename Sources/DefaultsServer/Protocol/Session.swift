@@ -20,9 +20,9 @@ final class Session {
     /// The request's `"domain"` parameter, validated, or this connection's last domain when
     /// it names the same one.
     func domain(of request: Request) throws(DefaultsError) -> DomainName {
-        let name = try request.string("domain")
-        if let lastDomain, lastDomain.rawValue == name { return lastDomain }
-        let domain = try DomainName(name)
+        // Compared with the request's bytes, without building a string of the name.
+        if let lastDomain, request.parameters.string("domain", is: lastDomain.rawValue) { return lastDomain }
+        let domain = try DomainName(try request.string("domain"))
         lastDomain = domain
         return domain
     }

@@ -23,11 +23,10 @@ enum RequestDecoder {
         return decode(line, reusing: &members)
     }
 
-    /// Decodes into `members`, emptied first, so a connection's requests share one table; the
+    /// Decodes into `members`, so a connection's requests share one table's storage; the
     /// request keeps a reference to it, so the next decode finds it free again only once the
     /// request is done.
     static func decode(_ line: ByteBuffer, reusing members: inout JSONMembers) -> Incoming {
-        members.removeAll()
         let parsed: Result<Bool, JSONParseError> = line.withUnsafeReadableBytes { raw in
             Result { () throws(JSONParseError) -> Bool in
                 try JSONParser.parseObjectMembers(raw, into: &members)

@@ -1,0 +1,65 @@
+import DefaultsCore
+import Testing
+
+/// The request path's members: checked when read, decoded when asked for, with the same
+/// values the full parser gives.
+@Suite struct JSONMembersTests {
+    func members(_ text: String) throws -> JSONMembers {
+        try #require(try JSONParser.parseObjectMembers(Array(text.utf8)))
+    }
+
+    @Test func valuesDecodeWithTheirExactTypes() throws {
+        let m = try members(#"{"i":7,"r":1.0,"e":1e2,"n":-0,"big":18446744073709551616,"t":true,"z":null,"s":"é\n","o":{"a":[1,"x"]}}"#)
+        #expect(m["i"] == .integer(7))
+        #expect(m["r"] == .real(1.0))
+        #expect(m["e"] == .real(100))
+        #expect(m["n"] == .integer(0))
+        #expect(m["big"] == .unrepresentableNumber("18446744073709551616"))
+        #expect(m["t"] == .bool(true))
+        #expect(m["z"] == .null)
+        #expect(m["s"] == .string("é\n"))
+        #expect(m["o"] == .object(["a": .array([.integer(1), .string("x")])]))
+        #expect(m["absent"] == nil)
+        #expect(m.count == 9)
+    }
+
+    @Test func aNameWrittenWithEscapesIsFoundByItsText() throws {
+        let m = try members(#"{"\u006fp":"get","k\"q":1}"#)
+        #expect(m["op"] == .string("get"))
+        #expect(m["k\"q"] == .integer(1))
+        #expect(m.members.map(\.name) == ["op", "k\"q"])
+    }
+
+    @Test func hasValueTellsNullFromPresent() throws {
+        let m = try members(#"{"a":null,"b":0,"c":"null"}"#)
+        #expect(!m.hasValue("a"))
+        #expect(m.hasValue("b"))
+        #expect(m.hasValue("c"))
+        #expect(!m.hasValue("absent"))
+    }
+
+    @Test func stringIsComparesTheTextWithoutDecoding() throws {
+        let m = try members(#"{"domain":"com.x","escaped":"com\u002ex","n":5,"domain2":"com.xy"}"#)
+        #expect(m.string("domain", is: "com.x"))
+        #expect(!m.string("domain", is: "com.xy"))
+        #expect(!m.string("domain2", is: "com.x"))
+        #expect(!m.string("n", is: "5"))
+        #expect(!m.string("absent", is: "com.x"))
+        // Escaped text is not compared (false only says "not known to be equal").
+        #expect(!m.string("escaped", is: "com.x"))
+        #expect(m["escaped"] == .string("com.x"))
+    }
+
+    @Test func aReusedTableHoldsOnlyTheLastObject() throws {
+        var m = JSONMembers()
+        let first = Array(#"{"op":"set","key":"k","value":[1,2]}"#.utf8)
+        let second = Array(#"{"op":"get"}"#.utf8)
+        let kept = try first.withUnsafeBytes { raw in
+            _ = try JSONParser.parseObjectMembers(raw, into: &m)
+            return m
+        }
+        _ = try second.withUnsafeBytes { raw in try JSONParser.parseObjectMembers(raw, into: &m) }
+        #expect(m == JSONMembers(["op": .string("get")]))
+        #expect(kept["value"] == .array([.integer(1), .integer(2)]))
+    }
+}
