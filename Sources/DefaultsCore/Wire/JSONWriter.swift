@@ -164,11 +164,8 @@ public struct JSONWriter: Sendable {
 
     private mutating func appendASCII(_ text: String) { bytes.append(contentsOf: text.utf8) }
 
-    /// Byte by byte: the literals are a few bytes long, and `append(contentsOf:)` with a
-    /// buffer pointer measured several times slower for them.
     private mutating func appendLiteral(_ text: StaticString) {
-        let start = text.utf8Start
-        for offset in 0..<text.utf8CodeUnitCount { bytes.append(start[offset]) }
+        bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
     /// Digits written straight into the bytes: `String(value)` would allocate for every integer.
