@@ -68,6 +68,44 @@ final class StoreFixture {
         #expect(state.generation == 2)
     }
 
+    @Test func singleChangesKeepValuesSizeAndGenerationExact() throws {
+        let fixture = StoreFixture(maximumDomainBytes: 64)
+        let domain = self.domain
+        @Sendable func one(_ key: String, _ value: PlistValue?) -> Changeset {
+            var changeset = Changeset(domain: domain)
+            if let value { changeset.set(key, to: value) } else { changeset.remove(key) }
+            return changeset
+        }
+        let steps: [(Changeset, Int64, [String: PlistValue])] = [
+            (one("a", 1), 1, ["a": 1]),                        // a new key
+            (one("a", "one"), 2, ["a": "one"]),                // overwritten in place
+            (one("a", "one"), 2, ["a": "one"]),                // the same value: no change
+            (one("b", true), 3, ["a": "one", "b": true]),
+            (one("c", .none), 3, ["a": "one", "b": true]),     // removing an absent key: no change
+            (one("a", .none), 4, ["b": true]),                 // removed
+        ]
+        for (changeset, generation, values) in steps {
+            let state = try fixture.onLoop { store in
+                let answered = try store.apply(changeset, origin: .daemon)
+                let state = try store.state(of: domain)
+                #expect(answered == state.generation)
+                return state
+            }
+            #expect(state.generation == generation)
+            #expect(state.values == values)
+            #expect(state.size == DomainState.size(of: state.values))
+        }
+        let error = #expect(throws: DefaultsError.self) {
+            let big = one("big", .string(String(repeating: "x", count: 100)))
+            _ = try fixture.onLoop { store in try store.apply(big, origin: .daemon) }
+        }
+        #expect(error?.code == .tooLarge)
+        let after = try fixture.onLoop { store in try store.state(of: domain) }
+        #expect(after.values == ["b": true])
+        #expect(after.generation == 4)
+        #expect(after.size == DomainState.size(of: after.values))
+    }
+
     @Test func aWriteThatChangesNothingKeepsTheGeneration() throws {
         let fixture = StoreFixture()
         let domain = self.domain

@@ -39,6 +39,14 @@ public struct Changeset: Sendable, Hashable, Sequence {
 
     public var isEmpty: Bool { count == 0 }
 
+    /// The change, when this changeset holds exactly one (every `set` and `remove`).
+    public var onlyChange: (key: String, value: PlistValue?)? {
+        switch storage {
+        case .one(let key, let value): (key, value)
+        case .many(let changes): changes.count == 1 ? changes.first.map { ($0.key, $0.value) } : nil
+        }
+    }
+
     public var count: Int {
         switch storage {
         case .one: 1

@@ -73,23 +73,25 @@ public final class DefaultsStore: @unchecked Sendable {
     @discardableResult
     func apply(_ changeset: Changeset, origin: Origin) throws(DefaultsError) -> Int64 {
         eventLoop.assertInEventLoop()
-        if domains[changeset.domain] == nil { _ = try load(changeset.domain) }
-        // Changed in place through the table's accessor: a copy of the state would make the
-        // mutation copy every value of the domain (copy-on-write).
+        // Changed in place through the table (a copy of the state would make the mutation copy
+        // every value of the domain), found by one hash of its name.
+        if let index = domains.index(forKey: changeset.domain) {
+            return try apply(changeset, origin: origin, to: &domains.values[index])
+        }
+        _ = try load(changeset.domain)
         return try apply(changeset, origin: origin, to: &domains[changeset.domain]!)
     }
 
     private func apply(_ changeset: Changeset, origin: Origin, to state: inout DomainState) throws(DefaultsError) -> Int64 {
-        let newSize = state.size(after: changeset)
-        if newSize > maximumDomainBytes && newSize > state.size {
+        let change = state.prepare(changeset)
+        if change.newSize > maximumDomainBytes && change.newSize > state.size {
             throw DefaultsError(
                 .tooLarge,
-                "domain \(changeset.domain) would be \(newSize) bytes; the limit is \(maximumDomainBytes)")
+                "domain \(changeset.domain) would be \(change.newSize) bytes; the limit is \(maximumDomainBytes)")
         }
         if let refusal = check?(changeset) { throw refusal }
-        let effective = changeset.apply(to: &state.values)
+        let effective = state.commit(changeset, change)
         guard !effective.isEmpty else { return state.generation }
-        state.size = newSize
         state.generation += 1
         writeBehind.markDirty(changeset.domain)
         notifier.publish(ChangeEvent(changeset: effective, generation: state.generation, origin: origin))

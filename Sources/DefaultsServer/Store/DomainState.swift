@@ -23,13 +23,47 @@ struct DomainState {
         values.reduce(2) { $0 + entrySize($1.key, $1.value) }
     }
 
-    /// The size after applying `changeset`, without applying it.
-    func size(after changeset: Changeset) -> Int {
-        var result = size
-        changeset.forEachChange { key, newValue in
-            if let old = values[key] { result -= DomainState.entrySize(key, old) }
-            if let newValue { result += DomainState.entrySize(key, newValue) }
+    /// A changeset checked against the state, not applied yet: the size it would leave, and
+    /// for a single change whether it changes anything and where its key is, so that applying
+    /// it needs no second lookup.
+    struct PreparedChange {
+        let newSize: Int
+        fileprivate let isSingle: Bool
+        fileprivate let changesNothing: Bool
+        fileprivate let index: Dictionary<String, PlistValue>.Index?
+    }
+
+    /// What applying `changeset` would do, without doing it (the store checks the size limit
+    /// and the Settings bundles' specifiers in between).
+    func prepare(_ changeset: Changeset) -> PreparedChange {
+        var newSize = size
+        if let (key, value) = changeset.onlyChange {
+            let index = values.index(forKey: key)
+            let old = index.map { values.values[$0] }
+            if let old { newSize -= DomainState.entrySize(key, old) }
+            if let value { newSize += DomainState.entrySize(key, value) }
+            return PreparedChange(newSize: newSize, isSingle: true, changesNothing: old == value, index: index)
         }
-        return result
+        changeset.forEachChange { key, newValue in
+            if let old = values[key] { newSize -= DomainState.entrySize(key, old) }
+            if let newValue { newSize += DomainState.entrySize(key, newValue) }
+        }
+        return PreparedChange(newSize: newSize, isSingle: false, changesNothing: false, index: nil)
+    }
+
+    /// Applies a changeset prepared by ``prepare(_:)``, with nothing changed in between, and
+    /// returns the changes that really changed something (setting a key to its current value
+    /// is not a change).
+    mutating func commit(_ changeset: Changeset, _ change: PreparedChange) -> Changeset {
+        size = change.newSize
+        guard change.isSingle, let (key, value) = changeset.onlyChange else { return changeset.apply(to: &values) }
+        if change.changesNothing { return Changeset(domain: changeset.domain) }
+        switch (change.index, value) {
+        case (let index?, let value?): values.values[index] = value
+        case (let index?, nil): values.remove(at: index)
+        case (nil, let value?): values[key] = value
+        case (nil, nil): break  // removing an absent key changes nothing, handled above
+        }
+        return changeset
     }
 }

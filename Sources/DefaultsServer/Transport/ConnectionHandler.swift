@@ -217,6 +217,7 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
             return
         }
         var buffer = outbound ?? context.channel.allocator.buffer(capacity: 1024)
+        outbound = nil  // the only reference again, so clearing and writing reuse the storage
         buffer.clear()
         buffer.writeBytes(pending.bytes)
         outbound = buffer.capacity > 16 * 1024 ? nil : buffer
