@@ -71,7 +71,7 @@ struct DefaultsBench: ParsableCommand {
             readyWhen: nil, socket: floorSocket)
         defer { floor.stop() }
 
-        // The two servers are measured in alternating rounds, so that whatever else the machine
+        // The servers are measured in alternating rounds, so that whatever else the machine
         // does during the run weighs on both alike.
         var ours = Results()
         var theirs: Results? = redisServer == nil ? nil : Results()
@@ -105,7 +105,7 @@ struct DefaultsBench: ParsableCommand {
                     theirsPinned.add(try measureRedis(socket: directory + "/redis.sock", roundTripsOnly: true))
                 }
                 report.line("")
-                report.line("Client on CPU \(clientCPU), both servers on CPU \(serverCPU) (`taskset`):")
+                report.line("Client on CPU \(clientCPU), the servers on CPU \(serverCPU) (`taskset`):")
                 report.roundTripTable(ours: oursPinned, redis: theirsPinned, placement: name)
             }
             try Server.pin([server, theirs, floor], cpus: "0-\(cpus - 1)", client: "0-\(cpus - 1)")

@@ -47,6 +47,7 @@ private final class FloorHandler: ChannelInboundHandler {
     func channelReadComplete(context: ChannelHandlerContext) {
         guard lines > 0 else { return }
         var buffer = outbound ?? context.channel.allocator.buffer(capacity: 1024)
+        outbound = nil  // the only reference again, so clearing and writing reuse the storage
         buffer.clear()
         for _ in 0..<lines { buffer.writeString(TransportFloor.answer) }
         lines = 0

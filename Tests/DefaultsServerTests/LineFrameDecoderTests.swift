@@ -56,7 +56,12 @@ import Testing
 }
 
 @Suite struct RequestDecoderTests {
-    func decode(_ text: String) -> Incoming { RequestDecoder.decode(ByteBuffer(string: text)) }
+    func decode(_ text: String) -> Incoming { decode(ByteBuffer(string: text)) }
+
+    func decode(_ line: ByteBuffer) -> Incoming {
+        var members = JSONMembers()
+        return RequestDecoder.decode(line, reusing: &members)
+    }
 
     @Test func parsesARequest() {
         guard case .request(let request) = decode(#"{"id":7,"op":"get","domain":"com.x"}"#) else {
@@ -100,14 +105,14 @@ import Testing
         var buffer = ByteBuffer(string: #"{"op":""#)
         buffer.writeBytes([0xC3, 0x28])
         buffer.writeString(#""}"#)
-        guard case .invalid(_, let error) = RequestDecoder.decode(buffer) else {
+        guard case .invalid(_, let error) = decode(buffer) else {
             Issue.record("accepted")
             return
         }
         #expect(error.code == .invalidUTF8)
         var outside = ByteBuffer(bytes: [0xFF])
         outside.writeString("{}")
-        guard case .invalid(_, let error2) = RequestDecoder.decode(outside) else {
+        guard case .invalid(_, let error2) = decode(outside) else {
             Issue.record("accepted a line starting with 0xFF")
             return
         }

@@ -106,6 +106,29 @@ final class StoreFixture {
         #expect(after.size == DomainState.size(of: after.values))
     }
 
+    @Test func anEqualValueWrittenDifferentlyChangesNeitherTheValueNorTheSize() throws {
+        let fixture = StoreFixture()
+        let domain = self.domain
+        @Sendable func set(_ value: PlistValue) -> Changeset {
+            var changeset = Changeset(domain: domain)
+            changeset.set("r", to: value)
+            return changeset
+        }
+        let state = try fixture.onLoop { store in
+            try store.apply(set(.real(0.0)), origin: .daemon)
+            // -0.0 == 0.0, but it is written one byte longer: no change, and the size must not drift.
+            for _ in 0..<3 { try store.apply(set(.real(-0.0)), origin: .daemon) }
+            return try store.state(of: domain)
+        }
+        #expect(state.generation == 1)
+        #expect(state.size == DomainState.size(of: state.values))
+        guard case .real(let stored)? = state.values["r"] else {
+            Issue.record("not a real")
+            return
+        }
+        #expect(stored.sign == .plus)
+    }
+
     @Test func aWriteThatChangesNothingKeepsTheGeneration() throws {
         let fixture = StoreFixture()
         let domain = self.domain

@@ -54,11 +54,17 @@ public struct JSONMembers: Sendable, Equatable {
             writer.json(value)
         }
         writer.endObject()
-        let valid = (try? JSONParser.parseObjectMembers(writer.bytes)) ?? nil
-        self = valid ?? JSONMembers()
+        guard let members = try? JSONParser.parseObjectMembers(writer.bytes) else {
+            preconditionFailure("JSONWriter wrote an object the parser refuses: \(writer.bytes)")
+        }
+        self = members
     }
 
     public var count: Int { spans.count }
+
+    /// The bytes the table keeps allocated for the line, which a reused table keeps between
+    /// objects.
+    public var lineCapacity: Int { line.capacity }
 
     /// Every member, decoded, in the order written.
     public var members: [Member] {

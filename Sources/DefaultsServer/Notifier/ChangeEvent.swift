@@ -32,7 +32,7 @@ public struct ChangeEvent: Sendable {
         writer.key(literal: "pid"); writer.integer(Int64(origin.pid))
         writer.key(literal: "uid"); writer.integer(Int64(origin.uid))
         writer.key(literal: "connection"); writer.integer(Int64(origin.connection))
-        if let client = origin.client { writer.key("client"); writer.string(client) }
+        if let client = origin.client { writer.key(literal: "client"); writer.string(client) }
         writer.endObject()
         writer.endObject()
         writer.newline()

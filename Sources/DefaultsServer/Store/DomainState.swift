@@ -54,10 +54,16 @@ struct DomainState {
     /// Applies a changeset prepared by ``prepare(_:)``, with nothing changed in between, and
     /// returns the changes that really changed something (setting a key to its current value
     /// is not a change).
+    ///
+    /// A single change equal to the current value (`0.0` for `-0.0`, another spelling of the
+    /// same text) leaves the stored value, and its size, as they are.
     mutating func commit(_ changeset: Changeset, _ change: PreparedChange) -> Changeset {
-        size = change.newSize
-        guard change.isSingle, let (key, value) = changeset.onlyChange else { return changeset.apply(to: &values) }
+        guard change.isSingle, let (key, value) = changeset.onlyChange else {
+            size = change.newSize
+            return changeset.apply(to: &values)
+        }
         if change.changesNothing { return Changeset(domain: changeset.domain) }
+        size = change.newSize
         switch (change.index, value) {
         case (let index?, let value?): values.values[index] = value
         case (let index?, nil): values.remove(at: index)

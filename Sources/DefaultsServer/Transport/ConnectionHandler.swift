@@ -145,6 +145,8 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
                 }
             }
         }
+        // One long line must not keep its storage for the rest of the connection.
+        if members.lineCapacity > 16 * 1024 { members = JSONMembers() }
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {

@@ -18,11 +18,6 @@ enum RequestDecoder {
         line.readableBytesView.allSatisfy { $0 == 0x20 || $0 == 0x09 }
     }
 
-    static func decode(_ line: ByteBuffer) -> Incoming {
-        var members = JSONMembers()
-        return decode(line, reusing: &members)
-    }
-
     /// Decodes into `members`, so a connection's requests share one table's storage; the
     /// request keeps a reference to it, so the next decode finds it free again only once the
     /// request is done.
