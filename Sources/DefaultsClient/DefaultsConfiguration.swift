@@ -54,8 +54,7 @@ public struct DefaultsConfiguration: Sendable, Hashable {
     public static func defaultSocketPath(
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> String {
-        if let path = environment["DEFAULTSD_SOCKET"], !path.isEmpty { return path }
-        return DefaultPaths.socketPath(environment: environment, uid: getuid())
+        DefaultPaths.clientSocketPath(environment: environment, uid: getuid())
     }
 
     /// `$DEFAULTSD_APP_DOMAIN`, else the main bundle's identifier, else the process name

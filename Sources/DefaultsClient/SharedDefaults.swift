@@ -157,10 +157,8 @@ public final class SharedDefaults: Sendable {
 
     public func set(_ value: Int, forKey key: String) { setValue(.integer(Int64(value)), forKey: key) }
     public func set(_ value: Float, forKey key: String) { set(Double(value), forKey: key) }
-    public func set(_ value: Double, forKey key: String) {
-        guard value.isFinite else { return logRefusal(forKey: key, "\(value) is not finite") }
-        setValue(.real(value), forKey: key)
-    }
+    /// A NaN or an infinity is refused and logged, as by ``setValue(_:forKey:)``.
+    public func set(_ value: Double, forKey key: String) { setValue(.real(value), forKey: key) }
     public func set(_ value: Bool, forKey key: String) { setValue(.bool(value), forKey: key) }
     /// A file URL is stored as its path, another URL as its absolute string; nil removes the key.
     public func set(_ url: URL?, forKey key: String) {

@@ -95,16 +95,16 @@ public final class DefaultsDaemon: Sendable {
     public func reload(_ configuration: DaemonConfiguration) async {
         manager.reloading()
         let server = self.server
-        let old = try? await server.store.eventLoop.submit { () -> DaemonConfiguration in
-            let old = server.configuration
+        let applied: Void? = try? await server.store.eventLoop.submit {
             server.configuration = configuration
             server.store.reconfigure(configuration)
             server.bundles.reconfigure(configuration)
-            return old
         }.get()
-        if let old {
+        if applied != nil {
+            // Compared with the configuration the daemon started with, which these options keep
+            // until a restart, not with the last reload's.
             let restart = ConfigurationOption.all
-                .filter { $0.needsRestart && $0.current(old) != $0.current(configuration) }.map(\.key)
+                .filter { $0.needsRestart && $0.current(self.configuration) != $0.current(configuration) }.map(\.key)
             if !restart.isEmpty {
                 logger.warning("changes that take effect after a restart", metadata: ["keys": "\(restart.joined(separator: ", "))"])
             }

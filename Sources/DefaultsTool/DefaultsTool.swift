@@ -65,8 +65,7 @@ public enum DefaultsTool {
         var socketPath: String
 
         init(environment: [String: String]) {
-            socketPath = environment["DEFAULTSD_SOCKET"].flatMap { $0.isEmpty ? nil : $0 }
-                ?? DefaultPaths.socketPath(environment: environment, uid: getuid())
+            socketPath = DefaultPaths.clientSocketPath(environment: environment, uid: getuid())
         }
     }
 }

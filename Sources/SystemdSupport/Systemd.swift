@@ -41,10 +41,9 @@ public enum Systemd {
     }
 
     /// The watchdog interval when systemd enabled it for this process (`WATCHDOG_USEC`, `WATCHDOG_PID`).
-    /// In microseconds.
-    public static func watchdogMicroseconds() -> Int64? {
+    public static func watchdogInterval() -> Duration? {
         var microseconds: UInt64 = 0
         guard sd_watchdog_enabled(0, &microseconds) > 0, microseconds > 0 else { return nil }
-        return Int64(microseconds)
+        return .microseconds(Int64(microseconds))
     }
 }

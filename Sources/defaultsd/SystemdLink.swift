@@ -7,7 +7,7 @@ struct SystemdLink: ServiceManagerLink {
     let watchdogInterval: TimeAmount?
 
     init() {
-        watchdogInterval = Systemd.watchdogMicroseconds().map { .microseconds($0) }
+        watchdogInterval = Systemd.watchdogInterval().map(TimeAmount.init)
     }
 
     func ready(status: String) { Systemd.notify("READY=1", "STATUS=\(status)") }

@@ -101,9 +101,15 @@ import Testing
         #expect(daemon.waitForLog("configuration reloaded"))
         // Log lines are written synchronously, so one from before the reload would be here by now.
         #expect(!daemon.logText.contains("loaded domain domain=com.before"))
-        #expect(daemon.logText.contains(#"changes that take effect after a restart keys="fileFormat, settingsBundleScanMilliseconds""#))
+        let warning = #"changes that take effect after a restart keys="fileFormat, settingsBundleScanMilliseconds""#
+        #expect(daemon.logText.contains(warning))
         try client.request(#"{"op":"get","domain":"com.after"}"#)
         #expect(daemon.waitForLog("loaded domain domain=com.after"))
+        // Reloaded again with the same file: the daemon still runs with what it started with,
+        // so the same keys still wait for a restart.
+        daemon.send(SIGHUP)
+        #expect(daemon.waitForLog("configuration reloaded", occurrences: 2))
+        #expect(daemon.logText.components(separatedBy: warning).count - 1 == 2)
     }
 
     @Test func sighupWithABrokenFileKeepsServing() throws {

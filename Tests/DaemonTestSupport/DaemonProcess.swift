@@ -77,9 +77,11 @@ public final class DaemonProcess: @unchecked Sendable {
 
     public var logText: String { log.text }
 
-    /// Waits until the daemon's log contains `text`; false after `timeout` seconds.
+    /// Waits until the daemon's log contains `text` (`occurrences` times); false after `timeout` seconds.
     @discardableResult
-    public func waitForLog(_ text: String, timeout: Double = 10) -> Bool { log.wait(for: text, timeout: timeout) }
+    public func waitForLog(_ text: String, occurrences: Int = 1, timeout: Double = 10) -> Bool {
+        log.wait(for: text, occurrences: occurrences, timeout: timeout)
+    }
 
     public func send(_ signal: Int32) { Foundation.kill(process.processIdentifier, signal) }
 
@@ -216,12 +218,13 @@ public final class LogBuffer: @unchecked Sendable {
         return contents
     }
 
-    public func wait(for text: String, timeout: Double) -> Bool {
+    public func wait(for text: String, occurrences: Int = 1, timeout: Double) -> Bool {
         let deadline = Date(timeIntervalSinceNow: timeout)
         condition.lock()
         defer { condition.unlock() }
-        while !contents.contains(text) {
-            if !condition.wait(until: deadline) { return contents.contains(text) }
+        func seen() -> Bool { contents.components(separatedBy: text).count - 1 >= occurrences }
+        while !seen() {
+            if !condition.wait(until: deadline) { return seen() }
         }
         return true
     }

@@ -118,9 +118,12 @@ final class StoreFixture {
             try store.apply(set(.real(0.0)), origin: .daemon)
             // -0.0 == 0.0, but it is written one byte longer: no change, and the size must not drift.
             for _ in 0..<3 { try store.apply(set(.real(-0.0)), origin: .daemon) }
+            // The same in a changeset of several changes: only "s" changes.
+            try store.apply(Changeset(domain: domain, changes: ["r": .real(-0.0), "s": 1]), origin: .daemon)
             return try store.state(of: domain)
         }
-        #expect(state.generation == 1)
+        #expect(state.generation == 2)
+        #expect(state.values.count == 2)
         #expect(state.size == DomainState.size(of: state.values))
         guard case .real(let stored)? = state.values["r"] else {
             Issue.record("not a real")

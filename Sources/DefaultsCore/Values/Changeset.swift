@@ -98,14 +98,19 @@ public struct Changeset: Sendable, Hashable, Sequence {
     }
 
     /// Applies the changes to a domain's values and returns only the changes that
-    /// really changed something (setting a key to its current value is not a change).
+    /// really changed something. Setting a key to a value equal to its current one is not a
+    /// change, and leaves the stored value as it is (`0.0` stays when `-0.0` is set), so what
+    /// is stored is always what the last event told.
     public func apply(to values: inout [String: PlistValue]) -> Changeset {
         // Usually every change is effective; then the changeset itself is the answer and no
         // second one is built.
         var ineffective: [String] = []
         forEachChange { key, value in
             if let value {
-                if values.updateValue(value, forKey: key) == value { ineffective.append(key) }
+                if let old = values.updateValue(value, forKey: key), old == value {
+                    values[key] = old
+                    ineffective.append(key)
+                }
             } else if values.removeValue(forKey: key) == nil {
                 ineffective.append(key)
             }

@@ -22,6 +22,14 @@ public enum DefaultPaths {
         return home + "/" + fallback
     }
 
+    /// The socket a client connects to: `$DEFAULTSD_SOCKET` when set and not empty, else the
+    /// daemon's default (``socketPath(environment:uid:)``).
+    public static func clientSocketPath(environment: [String: String], uid: UInt32) -> String {
+        if let path = environment["DEFAULTSD_SOCKET"], !path.isEmpty { return path }
+        return socketPath(environment: environment, uid: uid)
+    }
+
+    /// The daemon's own socket: `$XDG_RUNTIME_DIR/defaultsd/socket`, else `/tmp/defaultsd-<uid>/socket`.
     public static func socketPath(environment: [String: String], uid: UInt32) -> String {
         if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
             return runtime + "/defaultsd/socket"

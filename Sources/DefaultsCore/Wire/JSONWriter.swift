@@ -120,12 +120,10 @@ public struct JSONWriter: Sendable {
     /// Writes a changeset's changes with keys in sorted order: removed keys as `null`.
     public mutating func changes(_ changeset: Changeset) {
         beginObject()
-        if changeset.count == 1 {
+        if let (key, value) = changeset.onlyChange {
             // The common single-key change needs no sorted copy of the keys.
-            changeset.forEachChange { key, value in
-                self.key(key)
-                if let value { self.value(value) } else { null() }
-            }
+            self.key(key)
+            if let value { self.value(value) } else { null() }
             endObject()
             return
         }

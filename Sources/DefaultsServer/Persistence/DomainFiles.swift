@@ -46,7 +46,13 @@ public struct DomainFiles: Sendable {
 
     /// Reads a domain's file. An unparseable file is moved aside, never overwritten.
     public func load(_ domain: DomainName, now: Date = Date()) throws(DefaultsError) -> LoadResult {
-        let path = path(of: domain)
+        try DomainFiles.load(atPath: path(of: domain), now: now)
+    }
+
+    /// Reads a property-list file of the daemon's (a domain, or the bundle registry). An
+    /// unparseable file is moved aside to `<path>.corrupt-<time>`, never overwritten; when it
+    /// cannot be moved, the error says so and nothing is read.
+    public static func load(atPath path: String, now: Date = Date()) throws(DefaultsError) -> LoadResult {
         guard let data = FileManager.default.contents(atPath: path) else {
             if errno == ENOENT || !FileManager.default.fileExists(atPath: path) { return .missing }
             throw DefaultsError(.ioError, "cannot read \(path): \(String(cString: strerror(errno)))")

@@ -48,19 +48,25 @@ final class InstalledBundles {
         let environment = ProcessInfo.processInfo.environment
         self.options = LoadOptions(LANGUAGE: environment["LANGUAGE"], LANG: environment["LANG"])
         var registered: [DomainName: String] = [:]
-        if let data = FileManager.default.contents(atPath: registryPath) {
-            do {
-                for (name, value) in try PropertyListFile.decode(data) {
+        do {
+            switch try DomainFiles.load(atPath: registryPath) {
+            case .missing:
+                break
+            case .loaded(let values):
+                for (name, value) in values {
                     if case .string(let path) = value, let domain = try? DomainName(name) { registered[domain] = path }
                 }
-            } catch {
-                // Kept aside rather than overwritten by the next registration.
-                let aside = registryPath + ".corrupt-\(Int(Date().timeIntervalSince1970))"
-                let moved = rename(registryPath, aside) == 0
+            case .corrupt(let reason, let movedTo):
                 logger.error(
                     "the registry of registered settings bundles could not be read; they must be registered again",
-                    metadata: ["path": "\(registryPath)", "error": "\(error)", "movedTo": "\(moved ? aside : "(not moved)")"])
+                    metadata: ["path": "\(registryPath)", "reason": "\(reason)", "movedTo": "\(movedTo)"])
             }
+        } catch {
+            // Unreadable, or corrupt and impossible to move aside: left as it is. Registrations
+            // still work in memory, but writing the registry would fail the same way.
+            logger.error(
+                "the registry of registered settings bundles could not be read",
+                metadata: ["path": "\(registryPath)", "error": "\(error.message)"])
         }
         self.registered = registered
     }

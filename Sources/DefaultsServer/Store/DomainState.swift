@@ -23,47 +23,41 @@ struct DomainState {
         values.reduce(2) { $0 + entrySize($1.key, $1.value) }
     }
 
-    /// A changeset checked against the state, not applied yet: the size it would leave, and
-    /// for a single change whether it changes anything and where its key is, so that applying
+    /// A changeset checked against the state, not applied yet: the size it would leave,
+    /// whether it changes anything, and for a single change where its key is, so that applying
     /// it needs no second lookup.
     struct PreparedChange {
         let newSize: Int
-        fileprivate let isSingle: Bool
         fileprivate let changesNothing: Bool
         fileprivate let index: Dictionary<String, PlistValue>.Index?
     }
 
     /// What applying `changeset` would do, without doing it (the store checks the size limit
-    /// and the Settings bundles' specifiers in between).
+    /// and the Settings bundles' specifiers in between). A value equal to the one stored
+    /// (`-0.0` for `0.0`, another spelling of the same text) is no change, as in
+    /// ``Changeset/apply(to:)``, and does not count towards the size.
     func prepare(_ changeset: Changeset) -> PreparedChange {
         var newSize = size
-        if let (key, value) = changeset.onlyChange {
-            let index = values.index(forKey: key)
-            let old = index.map { values.values[$0] }
+        var changesNothing = true
+        var index: Dictionary<String, PlistValue>.Index?
+        changeset.forEachChange { key, value in
+            let found = values.index(forKey: key)
+            let old = found.map { values.values[$0] }
+            guard old != value else { return }
+            changesNothing = false
+            index = found
             if let old { newSize -= DomainState.entrySize(key, old) }
             if let value { newSize += DomainState.entrySize(key, value) }
-            return PreparedChange(newSize: newSize, isSingle: true, changesNothing: old == value, index: index)
         }
-        changeset.forEachChange { key, newValue in
-            if let old = values[key] { newSize -= DomainState.entrySize(key, old) }
-            if let newValue { newSize += DomainState.entrySize(key, newValue) }
-        }
-        return PreparedChange(newSize: newSize, isSingle: false, changesNothing: false, index: nil)
+        return PreparedChange(newSize: newSize, changesNothing: changesNothing, index: index)
     }
 
     /// Applies a changeset prepared by ``prepare(_:)``, with nothing changed in between, and
-    /// returns the changes that really changed something (setting a key to its current value
-    /// is not a change).
-    ///
-    /// A single change equal to the current value (`0.0` for `-0.0`, another spelling of the
-    /// same text) leaves the stored value, and its size, as they are.
+    /// returns the changes that really changed something.
     mutating func commit(_ changeset: Changeset, _ change: PreparedChange) -> Changeset {
-        guard change.isSingle, let (key, value) = changeset.onlyChange else {
-            size = change.newSize
-            return changeset.apply(to: &values)
-        }
         if change.changesNothing { return Changeset(domain: changeset.domain) }
         size = change.newSize
+        guard let (key, value) = changeset.onlyChange else { return changeset.apply(to: &values) }
         switch (change.index, value) {
         case (let index?, let value?): values.values[index] = value
         case (let index?, nil): values.remove(at: index)

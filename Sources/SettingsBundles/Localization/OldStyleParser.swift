@@ -153,8 +153,7 @@ struct OldStyleParser {
             depth += 1
             let dictionary = try dictionaryContent()
             depth -= 1
-            let openLine = line(at: start)
-            try expect(0x7D, "expected '}' to close the dictionary opened on line \(openLine)")
+            try expect(0x7D) { "expected '}' to close the dictionary opened on line \($0.line(at: start))" }
             return .dictionary(dictionary)
         case 0x28:  // (
             position += 1
@@ -165,8 +164,7 @@ struct OldStyleParser {
                 guard units[position] == 0x2C else { break }
                 position += 1
             }
-            let openLine = line(at: start)
-            try expect(0x29, "expected ',' or ')' in the array opened on line \(openLine)")
+            try expect(0x29) { "expected ',' or ')' in the array opened on line \($0.line(at: start))" }
             return .array(items)
         case 0x3C:  // <
             return try data(openedAt: start)
@@ -182,15 +180,15 @@ struct OldStyleParser {
         }
     }
 
-    /// Consumes `unit` as the next character after whitespace and comments, or fails with `message`
-    /// on `failureLine`, by default the line where `unit` was expected. `message` is an autoclosure so
-    /// that well-formed text builds no message; it cannot read `self` while this mutates it, hence
-    /// the callers' local copies of the lines they mention.
+    /// Consumes `unit` as the next character after whitespace and comments, or fails on
+    /// `failureLine` (by default the line where `unit` was expected) with the message `message`
+    /// makes. The message is made, and the lines it names are looked up, only on failure; it is
+    /// given the parser to read them from.
     private mutating func expect(
-        _ unit: UInt16, _ message: @autoclosure () -> String, line failureLine: Int? = nil
+        _ unit: UInt16, line failureLine: Int? = nil, _ message: (OldStyleParser) -> String
     ) throws(Failure) {
         guard skipWhitespaceAndComments(), units[position] == unit else {
-            throw Failure(message: message(), line: failureLine ?? line(at: position))
+            throw Failure(message: message(self), line: failureLine ?? line(at: position))
         }
         position += 1
     }
@@ -227,7 +225,7 @@ struct OldStyleParser {
             if key.isEmpty && depth == 0 { emptyKeyLines.append(keyLine) }
             keyLines[key] = keyLine
             dictionary[key] = value
-            try expect(0x3B, "missing ';' after the entry \"\(key)\"", line: keyLine)
+            try expect(0x3B, line: keyLine) { _ in "missing ';' after the entry \"\(key)\"" }
         }
         return dictionary
     }
