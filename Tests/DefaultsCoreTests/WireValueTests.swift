@@ -35,6 +35,23 @@ import Testing
         #expect(WireValue.encodedSize(of: .integer(value)) == String(value).utf8.count)
     }
 
+    @Test func theWriterGrowsPastItsFirstCapacity() throws {
+        var writer = JSONWriter(capacity: 1)
+        let long = String(repeating: "é\"x\u{1}", count: 100)
+        writer.beginObject()
+        writer.key(literal: "generation"); writer.integer(.min)
+        writer.key("k\n"); writer.string(long)
+        writer.key(literal: "list"); writer.beginArray(); writer.real(0.5); writer.bool(false); writer.null(); writer.endArray()
+        writer.endObject()
+        writer.newline()
+        #expect(writer.capacity >= writer.count)
+        #expect(writer.bytes.last == UInt8(ascii: "\n"))
+        let parsed = try JSONParser.parse(Array(writer.bytes.dropLast()))
+        #expect(parsed == .object([
+            "generation": .integer(.min), "k\n": .string(long), "list": .array([.real(0.5), .bool(false), .null]),
+        ]))
+    }
+
     @Test func aReusedWriterStartsAfresh() {
         var writer = JSONWriter()
         writer.beginArray(); writer.integer(1); writer.string("a\"b"); writer.endArray()

@@ -214,17 +214,17 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
     /// Hands the encoded responses to the channel as one buffer; flushes it when asked to
     /// (one pass down the pipeline instead of a write and a flush).
     private func writePending(_ context: ChannelHandlerContext, flush: Bool = false) {
-        guard !pending.bytes.isEmpty else {
+        guard !pending.isEmpty else {
             if flush { context.flush() }
             return
         }
         var buffer = outbound ?? context.channel.allocator.buffer(capacity: 1024)
         outbound = nil  // the only reference again, so clearing and writing reuse the storage
         buffer.clear()
-        buffer.writeBytes(pending.bytes)
+        pending.withBytes { buffer.writeBytes($0) }
         outbound = buffer.capacity > 16 * 1024 ? nil : buffer
         // Keep the writer's storage for the next batch, unless one huge answer grew it.
-        if pending.bytes.capacity > 16 * 1024 { pending = JSONWriter(capacity: 256) } else { pending.removeAll() }
+        if pending.capacity > 16 * 1024 { pending = JSONWriter(capacity: 256) } else { pending.removeAll() }
         if flush {
             context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
         } else {
