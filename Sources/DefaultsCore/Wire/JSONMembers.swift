@@ -26,6 +26,10 @@ public struct JSONMembers: Sendable, Equatable {
     struct Span: Sendable {
         var name: Range<Int>
         var nameIsPlain: Bool
+        /// A plain name of up to seven bytes packed into one word with its length
+        /// (``JSONMembers/word(_:count:)``), so finding the protocol's short names compares one
+        /// word per member; zero for any other name, which is compared byte by byte.
+        var nameWord: UInt64
         var value: Range<Int>
         var kind: Kind
     }
@@ -39,8 +43,26 @@ public struct JSONMembers: Sendable, Equatable {
         case other
     }
 
-    /// The bytes of the object, as read.
-    private var line: [UInt8] = []
+    /// The bytes of the object, as read. A class so that a request and the table it was read
+    /// into share them, and the next line is copied into the same storage once the request is
+    /// gone: copying into a reused array cost more than the rest of reading a short line.
+    private final class Line: @unchecked Sendable {
+        // Sendable: written only while it is uniquely referenced (`start`), read-only after.
+        var base: UnsafeMutableRawPointer
+        var capacity: Int
+        var count = 0
+
+        init(capacity: Int) {
+            self.capacity = capacity
+            base = .allocate(byteCount: capacity, alignment: 8)
+        }
+
+        deinit { base.deallocate() }
+
+        var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: count) }
+    }
+
+    private var line = Line(capacity: 0)
     private var spans: [Span] = []
 
     public init() {}
@@ -66,6 +88,8 @@ public struct JSONMembers: Sendable, Equatable {
     /// objects.
     public var lineCapacity: Int { line.capacity }
 
+    private var bytes: UnsafeRawBufferPointer { line.bytes }
+
     /// Every member, decoded, in the order written.
     public var members: [Member] {
         spans.map { span in
@@ -86,7 +110,7 @@ public struct JSONMembers: Sendable, Equatable {
     /// Whether there is a member called `name` whose value is not `null`, without decoding it.
     public func hasValue(_ name: StaticString) -> Bool {
         guard let span = lastSpan(named: name) else { return false }
-        return span.value.count != 4 || line[span.value.lowerBound] != UInt8(ascii: "n")
+        return span.value.count != 4 || bytes[span.value.lowerBound] != UInt8(ascii: "n")
     }
 
     /// True when the member called `name` is a string spelled exactly as `text`, compared
@@ -95,11 +119,37 @@ public struct JSONMembers: Sendable, Equatable {
     public func string(_ name: StaticString, is text: String) -> Bool {
         guard let span = lastSpan(named: name), span.kind == .plainString else { return false }
         let contents = (span.value.lowerBound + 1)..<(span.value.upperBound - 1)
-        return line.withUnsafeBytes { raw in
-            text.utf8.withContiguousStorageIfAvailable { utf8 in
-                utf8.count == contents.count
-                    && (utf8.isEmpty || memcmp(utf8.baseAddress!, raw.baseAddress! + contents.lowerBound, utf8.count) == 0)
-            } ?? text.utf8.elementsEqual(UnsafeRawBufferPointer(rebasing: raw[contents]))
+        let raw = bytes
+        return text.utf8.withContiguousStorageIfAvailable { utf8 in
+            utf8.count == contents.count
+                && (utf8.isEmpty || memcmp(utf8.baseAddress!, raw.baseAddress! + contents.lowerBound, utf8.count) == 0)
+        } ?? text.utf8.elementsEqual(UnsafeRawBufferPointer(rebasing: raw[contents]))
+    }
+
+    /// The member called `name` when it is a string, decoded; nil when it is missing or not
+    /// a string.
+    public func stringValue(_ name: StaticString) -> String? {
+        guard let span = lastSpan(named: name) else { return nil }
+        if span.kind == .plainString { return plainText(span.value) }
+        guard case .string(let string) = decode(span.value, kind: span.kind) else { return nil }
+        return string
+    }
+
+    /// The member called `name` as a property-list value, when it is a string or a number that
+    /// fits its type, read without building a ``JSON`` value; nil for anything else (missing,
+    /// `null`, other kinds, numbers out of range), which the caller decodes through the
+    /// subscript to learn which.
+    public func scalarValue(_ name: StaticString) -> PlistValue? {
+        guard let span = lastSpan(named: name) else { return nil }
+        switch span.kind {
+        case .plainString: return .string(plainText(span.value))
+        case .integer, .real:
+            switch JSONParser.number(UnsafeRawBufferPointer(rebasing: bytes[span.value]), isReal: span.kind == .real) {
+            case .integer(let value): return .integer(value)
+            case .real(let value): return .real(value)
+            default: return nil
+            }
+        case .other: return nil
         }
     }
 
@@ -107,51 +157,69 @@ public struct JSONMembers: Sendable, Equatable {
 
     // MARK: - Filled by the parser
 
-    /// Starts a new object: forgets the last one's members, keeping the storage.
+    /// Starts a new object: forgets the last one's members, keeping the storage when nothing
+    /// else holds it.
     mutating func start(_ object: UnsafeRawBufferPointer) {
-        line.removeAll(keepingCapacity: true)
-        // As typed bytes, so that appending is one copy rather than a loop over raw bytes.
-        line.append(contentsOf: UnsafeBufferPointer(start: object.baseAddress?.assumingMemoryBound(to: UInt8.self), count: object.count))
+        if !isKnownUniquelyReferenced(&line) || line.capacity < object.count {
+            line = Line(capacity: Swift.max(object.count, 256))
+        }
+        if let source = object.baseAddress { line.base.copyMemory(from: source, byteCount: object.count) }
+        line.count = object.count
         spans.removeAll(keepingCapacity: true)
     }
 
     mutating func append(_ span: Span) { spans.append(span) }
 
+    /// A name's bytes packed into one word with its length in the top byte; zero when it is
+    /// longer than seven bytes.
+    @inline(__always) static func word(_ name: UnsafeRawPointer, count: Int) -> UInt64 {
+        guard count <= 7 else { return 0 }
+        var word = UInt64(count) << 56
+        for offset in 0..<count { word |= UInt64(name.load(fromByteOffset: offset, as: UInt8.self)) << (offset * 8) }
+        return word
+    }
+
     // MARK: -
 
     private func lastSpan(named name: StaticString) -> Span? {
         let wanted = UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
-        return line.withUnsafeBytes { raw -> Span? in
-            var index = spans.endIndex
-            while index > spans.startIndex {
-                index -= 1
-                let span = spans[index]
-                if span.nameIsPlain {
-                    let length = span.name.count - 2
-                    if length == wanted.count,
-                       memcmp(raw.baseAddress! + span.name.lowerBound + 1, wanted.baseAddress!, length) == 0 {
-                        return span
-                    }
-                } else if case .string(let decoded) = decode(span.name, kind: .other), decoded.utf8.elementsEqual(wanted) {
-                    return span
-                }
+        let wantedWord = JSONMembers.word(name.utf8Start, count: wanted.count)
+        return spans.withUnsafeBufferPointer { spans -> Span? in
+            var index = spans.count
+            while index > 0 {
+                index &-= 1
+                let word = spans[index].nameWord
+                if word == wantedWord && word != 0 { return spans[index] }
+                // Only names that could not be packed need a closer look.
+                if word == 0 && matches(spans[index], wanted) { return spans[index] }
             }
             return nil
         }
     }
 
+    private func matches(_ span: Span, _ wanted: UnsafeRawBufferPointer) -> Bool {
+        if span.nameIsPlain {
+            return span.name.count - 2 == wanted.count
+                && memcmp(bytes.baseAddress! + span.name.lowerBound + 1, wanted.baseAddress!, wanted.count) == 0
+        }
+        guard case .string(let decoded) = decode(span.name, kind: .other) else { return false }
+        return decoded.utf8.elementsEqual(wanted)
+    }
+
+    private func plainText(_ range: Range<Int>) -> String {
+        String(decoding: UnsafeRawBufferPointer(rebasing: bytes[(range.lowerBound + 1)..<(range.upperBound - 1)]), as: UTF8.self)
+    }
+
     private func decode(_ range: Range<Int>, kind: Kind) -> JSON {
-        line.withUnsafeBytes { raw in
-            switch kind {
-            case .plainString:
-                let contents = (range.lowerBound + 1)..<(range.upperBound - 1)
-                return .string(String(decoding: UnsafeRawBufferPointer(rebasing: raw[contents]), as: UTF8.self))
-            case .integer, .real:
-                return JSONParser.number(UnsafeRawBufferPointer(rebasing: raw[range]), isReal: kind == .real)
-            case .other:
-                // The parser checked these bytes when it read the line, so they parse again.
-                return (try? JSONParser.parse(UnsafeRawBufferPointer(rebasing: raw[range]))) ?? .null
-            }
+        let raw = bytes
+        switch kind {
+        case .plainString:
+            return .string(plainText(range))
+        case .integer, .real:
+            return JSONParser.number(UnsafeRawBufferPointer(rebasing: raw[range]), isReal: kind == .real)
+        case .other:
+            // The parser checked these bytes when it read the line, so they parse again.
+            return (try? JSONParser.parse(UnsafeRawBufferPointer(rebasing: raw[range]))) ?? .null
         }
     }
 }

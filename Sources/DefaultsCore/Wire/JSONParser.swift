@@ -56,6 +56,15 @@ public struct JSONParser: ~Copyable {
     public static func parseObjectMembers(
         _ bytes: UnsafeRawBufferPointer, into members: inout JSONMembers
     ) throws(JSONParseError) -> Bool {
+        if MemberScanner.scan(bytes, into: &members) { return true }
+        return try parseObjectMembersWithFullGrammar(bytes, into: &members)
+    }
+
+    /// ``parseObjectMembers(_:into:)`` without ``MemberScanner``: the reading of every line the
+    /// scanner gives up on, and what tests compare the scanner with.
+    static func parseObjectMembersWithFullGrammar(
+        _ bytes: UnsafeRawBufferPointer, into members: inout JSONMembers
+    ) throws(JSONParseError) -> Bool {
         var parser = JSONParser(bytes)
         parser.skipWhitespace()
         guard parser.peek() == UInt8(ascii: "{") else {
@@ -67,12 +76,14 @@ public struct JSONParser: ~Copyable {
         members.start(bytes)
         try parser.readObject { parser throws(JSONParseError) in
             let name = parser.index
-            let nameIsPlain = try parser.scanString().isPlain
+            let nameIsPlain = try parser.scanMemberString()
             let nameEnd = parser.index
+            let nameWord = nameIsPlain ? JSONMembers.word(bytes.baseAddress! + name + 1, count: nameEnd - name - 2) : 0
             try parser.expectColon()
             let value = parser.index
             let kind = try parser.checkValue()
-            members.append(JSONMembers.Span(name: name..<nameEnd, nameIsPlain: nameIsPlain, value: value..<parser.index, kind: kind))
+            members.append(JSONMembers.Span(
+                name: name..<nameEnd, nameIsPlain: nameIsPlain, nameWord: nameWord, value: value..<parser.index, kind: kind))
         }
         parser.skipWhitespace()
         if parser.index != bytes.count { throw parser.error("unexpected data after the JSON value") }
@@ -128,7 +139,8 @@ public struct JSONParser: ~Copyable {
     }
 
     /// Reads `{...}`; `member` reads each member, from the opening quote of its name to the
-    /// end of its value.
+    /// end of its value. Inlined so that the member reader of the request path is too.
+    @inline(__always)
     private mutating func readObject(_ member: (inout JSONParser) throws(JSONParseError) -> Void) throws(JSONParseError) {
         try enter()
         index += 1
@@ -179,6 +191,7 @@ public struct JSONParser: ~Copyable {
         }
     }
 
+    @inline(__always)
     private mutating func expectColon() throws(JSONParseError) {
         skipWhitespace()
         guard peek() == UInt8(ascii: ":") else { throw error("expected ':'") }
@@ -188,10 +201,11 @@ public struct JSONParser: ~Copyable {
 
     /// Checks one value without building it when it is a string or a number (the request
     /// path's members), and tells how to read it back.
+    @inline(__always)
     private mutating func checkValue() throws(JSONParseError) -> JSONMembers.Kind {
         guard let first = peek() else { throw error("unexpected end of input") }
         switch first {
-        case UInt8(ascii: "\""): return try scanString().isPlain ? .plainString : .other
+        case UInt8(ascii: "\""): return try scanMemberString() ? .plainString : .other
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try scanNumber() ? .real : .integer
         default:
             _ = try parseValue()
@@ -299,6 +313,28 @@ public struct JSONParser: ~Copyable {
             if case .plain = self { return true }
             return false
         }
+    }
+
+    /// Checks a string token and steps over it; true when it is plain (ASCII without
+    /// escapes). The request path's strings are nearly all plain, and this loop over them
+    /// builds nothing; any other string is checked by ``scanString()`` from its start.
+    @inline(__always)
+    private mutating func scanMemberString() throws(JSONParseError) -> Bool {
+        let open = index
+        index += 1
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                index += 1
+                return true
+            }
+            // Below 0x20 or above 0x7F, or a backslash: leave it to the full scanner.
+            if byte &- 0x20 >= 0x60 || byte == UInt8(ascii: "\\") { break }
+            index += 1
+        }
+        index = open
+        _ = try scanString()
+        return false
     }
 
     private mutating func scanString() throws(JSONParseError) -> ScannedString {
@@ -416,5 +452,158 @@ public struct JSONParser: ~Copyable {
 
     private func error(_ message: String) -> JSONParseError {
         .syntax("\(message) at byte \(index)")
+    }
+}
+
+/// The request path's first reader of a line: a loop over the bytes that accepts the common
+/// shape of a request (an object whose names are plain strings and whose values are plain
+/// strings and numbers; any other value is checked by ``JSONParser``) and records its
+/// members. At the first thing it does not expect it gives up, having decided nothing, and
+/// ``JSONParser/parseObjectMembers(_:into:)`` reads the line again with the full grammar,
+/// which also words any error. Whatever this loop accepts, the full grammar accepts with the
+/// same members (tested over the conformance suite and request lines); it exists because
+/// the general parser's bookkeeping cost some 30 instructions per byte of a short request.
+struct MemberScanner {
+    private let bytes: UnsafeRawBufferPointer
+    private let base: UnsafePointer<UInt8>
+    private let end: Int
+    private var index = 0
+
+    private init(_ bytes: UnsafeRawBufferPointer, base: UnsafePointer<UInt8>) {
+        self.bytes = bytes
+        self.base = base
+        self.end = bytes.count
+    }
+
+    /// Records the members of the object in `bytes`; false when the line needs the full parser.
+    static func scan(_ bytes: UnsafeRawBufferPointer, into members: inout JSONMembers) -> Bool {
+        guard let raw = bytes.baseAddress else { return false }
+        var scanner = MemberScanner(bytes, base: raw.assumingMemoryBound(to: UInt8.self))
+        return scanner.object(into: &members)
+    }
+
+    private mutating func object(into members: inout JSONMembers) -> Bool {
+        skipWhitespace()
+        guard next(is: UInt8(ascii: "{")) else { return false }
+        index &+= 1
+        members.start(bytes)
+        skipWhitespace()
+        if next(is: UInt8(ascii: "}")) {
+            index &+= 1
+        } else {
+            while true {
+                guard next(is: UInt8(ascii: "\"")) else { return false }
+                let name = index
+                guard plainString() else { return false }
+                let nameEnd = index
+                skipWhitespace()
+                guard next(is: UInt8(ascii: ":")) else { return false }
+                index &+= 1
+                skipWhitespace()
+                guard index < end else { return false }
+                let value = index
+                let kind: JSONMembers.Kind
+                switch base[index] {
+                case UInt8(ascii: "\""):
+                    guard plainString() else { return false }
+                    kind = .plainString
+                case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                    guard let isReal = number() else { return false }
+                    kind = isReal ? .real : .integer
+                default:
+                    guard let end = JSONParser.endOfNestedValue(bytes, at: index) else { return false }
+                    index = end
+                    kind = .other
+                }
+                members.append(JSONMembers.Span(
+                    name: name..<nameEnd, nameIsPlain: true,
+                    nameWord: JSONMembers.word(base + (name &+ 1), count: nameEnd &- name &- 2),
+                    value: value..<index, kind: kind))
+                skipWhitespace()
+                guard index < end else { return false }
+                if base[index] == UInt8(ascii: ",") {
+                    index &+= 1
+                    skipWhitespace()
+                    continue
+                }
+                guard base[index] == UInt8(ascii: "}") else { return false }
+                index &+= 1
+                break
+            }
+        }
+        skipWhitespace()
+        return index == end
+    }
+
+    @inline(__always) private func next(is byte: UInt8) -> Bool { index < end && base[index] == byte }
+
+    @inline(__always) private mutating func skipWhitespace() {
+        while index < end {
+            switch base[index] {
+            case 0x20, 0x09, 0x0A, 0x0D: index &+= 1
+            default: return
+            }
+        }
+    }
+
+    /// At an opening quote: steps over a string of printable ASCII without escapes; false
+    /// when the string is anything else.
+    @inline(__always) private mutating func plainString() -> Bool {
+        index &+= 1
+        while index < end {
+            let byte = base[index]
+            index &+= 1
+            if byte == UInt8(ascii: "\"") { return true }
+            if byte &- 0x20 >= 0x60 || byte == UInt8(ascii: "\\") { return false }
+        }
+        return false
+    }
+
+    /// Steps over a number of the JSON grammar: true for a real, false for an integer, nil
+    /// when it is not a number.
+    @inline(__always) private mutating func number() -> Bool? {
+        if base[index] == UInt8(ascii: "-") { index &+= 1 }
+        guard digit() else { return nil }
+        if base[index] == UInt8(ascii: "0") {
+            index &+= 1
+            if digit() { return nil }
+        } else {
+            skipDigits()
+        }
+        var isReal = false
+        if next(is: UInt8(ascii: ".")) {
+            isReal = true
+            index &+= 1
+            guard digit() else { return nil }
+            skipDigits()
+        }
+        if next(is: UInt8(ascii: "e")) || next(is: UInt8(ascii: "E")) {
+            isReal = true
+            index &+= 1
+            if next(is: UInt8(ascii: "+")) || next(is: UInt8(ascii: "-")) { index &+= 1 }
+            guard digit() else { return nil }
+            skipDigits()
+        }
+        return isReal
+    }
+
+    @inline(__always) private func digit() -> Bool {
+        index < end && base[index] &- UInt8(ascii: "0") < 10
+    }
+
+    @inline(__always) private mutating func skipDigits() {
+        while digit() { index &+= 1 }
+    }
+}
+
+extension JSONParser {
+    /// Where the value that starts at `offset`, one level inside an object, ends; nil when it
+    /// is not valid JSON.
+    static func endOfNestedValue(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> Int? {
+        var parser = JSONParser(bytes)
+        parser.index = offset
+        parser.depth = 1
+        guard (try? parser.checkValue()) != nil else { return nil }
+        return parser.index
     }
 }

@@ -26,6 +26,7 @@ struct Request {
 
     static func parse(_ members: JSONMembers) -> Result<Request, Failure> {
         let id = members["id"]
+        if let op = members.stringValue("op") { return .success(Request(id: id, op: op, parameters: members)) }
         guard let opValue = members["op"] else {
             return .failure(Failure(id, DefaultsError(.missingParameter, "missing \"op\"")))
         }
@@ -40,6 +41,7 @@ struct Request {
     func has(_ name: StaticString) -> Bool { parameters.hasValue(name) }
 
     func string(_ name: StaticString) throws(DefaultsError) -> String {
+        if let string = parameters.stringValue(name) { return string }
         guard let value = parameters[name], value != .null else {
             throw DefaultsError(.missingParameter, "\(op) needs \"\(name)\"")
         }
@@ -74,6 +76,7 @@ struct Request {
     }
 
     func value(_ name: StaticString = "value") throws(DefaultsError) -> PlistValue {
+        if let value = parameters.scalarValue(name) { return value }
         guard let json = parameters[name] else { throw DefaultsError(.missingParameter, "\(op) needs \"\(name)\"") }
         return try WireValue.decode(json)
     }
