@@ -17,6 +17,10 @@ final class Notifier {
     private let eventLoop: EventLoop
     private var byDomain: [DomainName: [UInt64: EventSink]] = [:]
     private var everything: [UInt64: EventSink] = [:]
+    /// The first burst gathered since the last delivery. Nearly every batch has one (a `set`
+    /// and its event), which is kept here without hashing it into `bursts`.
+    private var firstBurst: (key: BurstKey, event: ChangeEvent)?
+    /// The second and later bursts, in the order they began.
     private var bursts: OrderedDictionary<BurstKey, ChangeEvent> = [:]
     /// The table `bursts` is swapped with when they are delivered, so neither is reallocated.
     private var spareBursts: OrderedDictionary<BurstKey, ChangeEvent> = [:]
@@ -57,12 +61,22 @@ final class Notifier {
     }
 
     /// Queues an effective change for delivery at the end of the writer's read batch
-    /// (`releaseDelivery`) or, outside a batch, of this event-loop turn.
-    func publish(_ event: ChangeEvent) {
+    /// (`releaseDelivery`) or, outside a batch, of this event-loop turn. Builds no event
+    /// when nobody subscribes to the domain.
+    func publish(_ changeset: Changeset, generation: Int64, origin: Origin) {
         eventLoop.assertInEventLoop()
-        guard !everything.isEmpty || byDomain[event.changeset.domain] != nil else { return }
+        guard !everything.isEmpty || (!byDomain.isEmpty && byDomain[changeset.domain] != nil) else { return }
+        let event = ChangeEvent(changeset: changeset, generation: generation, origin: origin)
         let key = BurstKey(domain: event.changeset.domain, connection: event.origin.connection)
-        if bursts[key] != nil { bursts[key]!.merge(event) } else { bursts[key] = event }
+        if firstBurst == nil {
+            firstBurst = (key, event)
+        } else if firstBurst!.key == key {
+            firstBurst!.event.merge(event)
+        } else if bursts[key] != nil {
+            bursts[key]!.merge(event)
+        } else {
+            bursts[key] = event
+        }
         if holds == 0 && !deliveryScheduled {
             deliveryScheduled = true
             // Tasks run after the I/O of the current turn, so every read of this turn is gathered.
@@ -85,28 +99,35 @@ final class Notifier {
 
     /// Sends the gathered events now.
     func deliverPending() {
-        guard !bursts.isEmpty else { return }
-        var ready: OrderedDictionary<BurstKey, ChangeEvent> = [:]
-        swap(&ready, &spareBursts)
-        swap(&ready, &bursts)
-        for event in ready.values where !event.changeset.isEmpty {
-            let specific = byDomain[event.changeset.domain]
-            guard !everything.isEmpty || specific != nil else { continue }
-            eventsPublished += 1
-            encoder.removeAll()
-            event.encode(into: &encoder)
-            var line = eventLine ?? ByteBufferAllocator().buffer(capacity: 256)
-            eventLine = nil
-            line.clear()
-            line.writeBytes(encoder.bytes)
-            let everyone = everything
-            for sink in everyone.values { sink.deliver(event, line: line) }
-            for (id, sink) in specific ?? [:] where everyone[id] == nil { sink.deliver(event, line: line) }
-            if line.capacity <= 16 * 1024 { eventLine = line }
+        guard let first = firstBurst.take() else { return }
+        deliver(first.event)
+        if !bursts.isEmpty {
+            var ready: OrderedDictionary<BurstKey, ChangeEvent> = [:]
+            swap(&ready, &spareBursts)
+            swap(&ready, &bursts)
+            for event in ready.values { deliver(event) }
+            ready.removeAll(keepingCapacity: true)
+            spareBursts = ready
         }
-        if encoder.bytes.capacity > 16 * 1024 { encoder = JSONWriter(capacity: 256) }
-        ready.removeAll(keepingCapacity: true)
-        spareBursts = ready
+        if encoder.capacity > 16 * 1024 { encoder = JSONWriter(capacity: 256) }
+    }
+
+    /// Encodes one event once and hands the same bytes to each of its subscribers.
+    private func deliver(_ event: ChangeEvent) {
+        guard !event.changeset.isEmpty else { return }
+        let specific = byDomain.isEmpty ? nil : byDomain[event.changeset.domain]
+        guard !everything.isEmpty || specific != nil else { return }
+        eventsPublished += 1
+        encoder.removeAll()
+        event.encode(into: &encoder)
+        var line = eventLine ?? ByteBufferAllocator().buffer(capacity: 256)
+        eventLine = nil
+        line.clear()
+        encoder.withBytes { line.writeBytes($0) }
+        let everyone = everything
+        for sink in everyone.values { sink.deliver(event, line: line) }
+        for (id, sink) in specific ?? [:] where everyone[id] == nil { sink.deliver(event, line: line) }
+        if line.capacity <= 16 * 1024 { eventLine = line }
     }
 
     /// Tells the subscribers of `domain` that its Settings bundle defaults changed:
@@ -121,7 +142,7 @@ final class Notifier {
         writer.key(literal: "domain"); writer.string(domain.rawValue)
         writer.endObject()
         writer.newline()
-        let line = ByteBuffer(bytes: writer.bytes)
+        let line = writer.withBytes { ByteBuffer(bytes: $0) }
         for sink in sinks { sink.deliverNotice(line, domain: domain) }
     }
 

@@ -19,6 +19,10 @@ public final class DefaultsStore: @unchecked Sendable {
     private let logger: Logger
     private(set) var maximumDomainBytes: Int
     private var domains: [DomainName: DomainState] = [:]
+    /// The domain used last and where it sits in `domains`: a client names the same domain
+    /// request after request, and comparing the name (the same string as last time) costs
+    /// less than hashing it. Forgotten whenever a domain is added, which moves the indices.
+    private var lastUsed: (domain: DomainName, index: Dictionary<DomainName, DomainState>.Index)?
     /// Checks a changeset before it is applied (the Settings bundles' specifiers); nil allows it.
     var check: ((Changeset) -> DefaultsError?)?
     /// Generations of domains not loaded yet, read from the ledger on first use.
@@ -48,8 +52,15 @@ public final class DefaultsStore: @unchecked Sendable {
     /// The values of a domain and its generation; loads the domain on first use.
     func state(of domain: DomainName) throws(DefaultsError) -> DomainState {
         eventLoop.assertInEventLoop()
-        if let state = domains[domain] { return state }
+        if let index = loadedIndex(of: domain) { return domains.values[index] }
         return try load(domain)
+    }
+
+    private func loadedIndex(of domain: DomainName) -> Dictionary<DomainName, DomainState>.Index? {
+        if let lastUsed, lastUsed.domain == domain { return lastUsed.index }
+        guard let index = domains.index(forKey: domain) else { return nil }
+        lastUsed = (domain, index)
+        return index
     }
 
     func values(of domain: DomainName) throws(DefaultsError) -> [String: PlistValue] {
@@ -75,7 +86,7 @@ public final class DefaultsStore: @unchecked Sendable {
         eventLoop.assertInEventLoop()
         // Changed in place through the table (a copy of the state would make the mutation copy
         // every value of the domain), found by one hash of its name.
-        if let index = domains.index(forKey: changeset.domain) {
+        if let index = loadedIndex(of: changeset.domain) {
             return try apply(changeset, origin: origin, to: &domains.values[index])
         }
         _ = try load(changeset.domain)
@@ -94,7 +105,7 @@ public final class DefaultsStore: @unchecked Sendable {
         guard !effective.isEmpty else { return state.generation }
         state.generation += 1
         writeBehind.markDirty(changeset.domain)
-        notifier.publish(ChangeEvent(changeset: effective, generation: state.generation, origin: origin))
+        notifier.publish(effective, generation: state.generation, origin: origin)
         return state.generation
     }
 
@@ -126,6 +137,7 @@ public final class DefaultsStore: @unchecked Sendable {
                 metadata: ["domain": "\(domain)", "reason": "\(reason)", "movedTo": "\(movedTo)"])
         }
         let state = DomainState(values: values, generation: ledger?[domain] ?? 0)
+        lastUsed = nil
         domains[domain] = state
         logger.debug("loaded domain", metadata: ["domain": "\(domain)", "keys": "\(values.count)"])
         return state
