@@ -135,6 +135,14 @@ public struct JSONMembers: Sendable, Equatable {
         return string
     }
 
+    /// The member called `name`, when it is a plain string (ASCII without escapes) of at most
+    /// seven bytes, packed into one word as ``word(_:count:)`` packs names: a caller that knows
+    /// the short texts it expects compares words instead of building a string. Nil otherwise.
+    public func shortStringWord(_ name: StaticString) -> UInt64? {
+        guard let span = lastSpan(named: name), span.kind == .plainString, span.value.count <= 9 else { return nil }
+        return JSONMembers.word(bytes.baseAddress! + span.value.lowerBound + 1, count: span.value.count - 2)
+    }
+
     /// The member called `name` as a property-list value, when it is a string or a number that
     /// fits its type, read without building a ``JSON`` value; nil for anything else (missing,
     /// `null`, other kinds, numbers out of range), which the caller decodes through the
@@ -172,7 +180,7 @@ public struct JSONMembers: Sendable, Equatable {
 
     /// A name's bytes packed into one word with its length in the top byte; zero when it is
     /// longer than seven bytes.
-    @inline(__always) static func word(_ name: UnsafeRawPointer, count: Int) -> UInt64 {
+    @inline(__always) public static func word(_ name: UnsafeRawPointer, count: Int) -> UInt64 {
         guard count <= 7 else { return 0 }
         var word = UInt64(count) << 56
         for offset in 0..<count { word |= UInt64(name.load(fromByteOffset: offset, as: UInt8.self)) << (offset * 8) }

@@ -20,10 +20,10 @@ struct Operations {
     func perform(_ request: Request, session: Session, sink: EventSink) -> PendingReply {
         server.requestCount += 1
         do throws(DefaultsError) {
-            switch request.op {
-            case "synchronize":
+            switch request.operation {
+            case .synchronize:
                 return .later(store.synchronize().map { Reply.empty })
-            case "registerBundle":
+            case .registerBundle:
                 let domain = try session.domain(of: request)
                 let path = try request.string("path")
                 return .later(server.bundles.register(domain, path: path).map { installed in
@@ -33,7 +33,7 @@ struct Operations {
                         ("defaults", .values(installed.bundle.defaults.app)),
                     ])
                 })
-            case "describeBundle" where request.has("language"):
+            case .describeBundle where request.has("language"):
                 // Another language means reading the bundle again: off the loop, then described on it.
                 let domain = try session.domain(of: request)
                 guard let reading = server.bundles.bundle(for: domain, languages: [try request.string("language")]) else {
@@ -50,11 +50,11 @@ struct Operations {
     }
 
     private func performNow(_ request: Request, session: Session, sink: EventSink) throws(DefaultsError) -> Reply {
-        switch request.op {
-        case "ping":
+        switch request.operation {
+        case .ping:
             return .empty
 
-        case "hello":
+        case .hello:
             if let client = try request.optionalString("client") { session.origin.client = client }
             if request.has("appDomain") { session.appDomain = try request.domain("appDomain") }
             return Reply([
@@ -64,7 +64,7 @@ struct Operations {
                 ("pid", .integer(Int64(getpid()))),
             ])
 
-        case "get":
+        case .get:
             let domain = try session.domain(of: request)
             let state = try store.state(of: domain)
             if request.has("key") {
@@ -72,7 +72,7 @@ struct Operations {
             }
             return Reply([("value", .values(state.values)), ("generation", .integer(state.generation))])
 
-        case "set":
+        case .set:
             try refuseWritesWhenStopping()
             let domain = try session.domain(of: request)
             let key = try request.key()
@@ -81,13 +81,13 @@ struct Operations {
             changeset.set(key, to: value)
             return .generation(try store.apply(changeset, origin: session.origin))
 
-        case "remove":
+        case .remove:
             try refuseWritesWhenStopping()
             var changeset = Changeset(domain: try session.domain(of: request))
             changeset.remove(try request.key())
             return .generation(try store.apply(changeset, origin: session.origin))
 
-        case "apply":
+        case .apply:
             try refuseWritesWhenStopping()
             let domain = try session.domain(of: request)
             guard request.has("set") || request.has("remove") else {
@@ -106,28 +106,28 @@ struct Operations {
             }
             return .generation(try store.apply(changeset, origin: session.origin))
 
-        case "replaceDomain":
+        case .replaceDomain:
             try refuseWritesWhenStopping()
             let domain = try session.domain(of: request)
             let values = try request.keyedValues("values")
             return .generation(try store.replace(domain, with: values, origin: session.origin))
 
-        case "deleteDomain":
+        case .deleteDomain:
             try refuseWritesWhenStopping()
             let domain = try session.domain(of: request)
             let existed = !(try store.values(of: domain)).isEmpty
             let generation = try store.replace(domain, with: [:], origin: session.origin)
             return Reply([("existed", .bool(existed)), ("generation", .integer(generation))])
 
-        case "domains":
+        case .domains:
             return Reply([("domains", .strings(store.domainNames().map(\.rawValue)))])
 
-        case "register":
+        case .register:
             let defaults = try request.keyedValues("defaults")
             session.registration.merge(defaults) { _, new in new }
             return Reply([("count", .integer(Int64(session.registration.count)))])
 
-        case "lookup":
+        case .lookup:
             let key = try request.key()
             let appDomain = request.has("domain") ? try session.domain(of: request) : session.appDomain
             let list = SearchList(appDomain: appDomain, suites: try request.domains("suites") ?? [])
@@ -139,21 +139,21 @@ struct Operations {
                 registration: session.registration)
             return Reply([("value", .value(found?.0)), ("domain", .string(found?.1.name)), ("layer", .string(found?.1.layer))])
 
-        case "bundleDefaults":
+        case .bundleDefaults:
             let domain = try session.domain(of: request)
             return Reply([
                 ("values", .values(server.bundles.defaultsByDomain[domain] ?? [:])),
                 ("path", .string(server.bundles.bundle(for: domain)?.path)),
             ])
 
-        case "describeBundle":
+        case .describeBundle:
             let domain = try session.domain(of: request)
             guard let installed = server.bundles.bundle(for: domain) else {
                 throw DefaultsError(.invalidParameter, "no Settings bundle is installed for \(domain)")
             }
             return try describeBundle(request, of: domain, in: installed.bundle)
 
-        case "subscribe":
+        case .subscribe:
             if try request.bool("all") == true {
                 store.notifier.subscribeToEverything(sink)
                 return .empty
@@ -166,7 +166,7 @@ struct Operations {
             store.notifier.subscribe(sink, to: domains)
             return Reply([("generations", .generations(generations))])
 
-        case "unsubscribe":
+        case .unsubscribe:
             if let domains = try request.domains("domains") {
                 store.notifier.unsubscribe(sink, from: domains)
             } else {
@@ -174,19 +174,19 @@ struct Operations {
             }
             return .empty
 
-        case "export":
+        case .export:
             let domain = try session.domain(of: request)
             let data = try PropertyListFile.encode(try store.values(of: domain), format: .xml)
             return Reply([("plist", .string(String(decoding: data, as: UTF8.self)))])
 
-        case "import":
+        case .`import`:
             try refuseWritesWhenStopping()
             let domain = try session.domain(of: request)
             let values = try PropertyListFile.decode(Data(try request.string("plist").utf8))
             for key in values.keys { try DefaultsKey.validate(key) }
             return .generation(try store.replace(domain, with: values, origin: session.origin))
 
-        case "stats":
+        case .stats:
             var fields: [(String, Reply.Field)] = [
                 ("pid", .integer(Int64(getpid()))),
                 ("uptimeSeconds", .integer(Int64(Date().timeIntervalSince(server.startedAt)))),

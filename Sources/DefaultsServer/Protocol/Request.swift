@@ -10,9 +10,13 @@ public enum ProtocolVersion {
 struct Request {
     /// Echoed verbatim in the response; any JSON value.
     var id: JSON?
-    var op: String
+    /// The operation named by `op`; nil for a name the protocol does not have.
+    var operation: OperationName?
     /// Every member of the line, `id` and `op` included, in the order written.
     var parameters: JSONMembers
+
+    /// The op's name as the request wrote it, for messages.
+    var op: String { operation?.rawValue ?? parameters.stringValue("op") ?? "" }
 
     /// Parses a request object. Errors carry the id when one could be read.
     struct Failure: Error {
@@ -26,14 +30,16 @@ struct Request {
 
     static func parse(_ members: JSONMembers) -> Result<Request, Failure> {
         let id = members["id"]
-        if let op = members.stringValue("op") { return .success(Request(id: id, op: op, parameters: members)) }
+        if let operation = OperationName(of: members) {
+            return .success(Request(id: id, operation: operation, parameters: members))
+        }
         guard let opValue = members["op"] else {
             return .failure(Failure(id, DefaultsError(.missingParameter, "missing \"op\"")))
         }
-        guard case .string(let op) = opValue else {
+        guard case .string = opValue else {
             return .failure(Failure(id, DefaultsError(.invalidParameter, "\"op\" must be a string")))
         }
-        return .success(Request(id: id, op: op, parameters: members))
+        return .success(Request(id: id, operation: nil, parameters: members))
     }
 
     // MARK: - Typed parameters
