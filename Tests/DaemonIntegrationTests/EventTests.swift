@@ -55,6 +55,25 @@ import Testing
         }
     }
 
+    @Test func aConnectionThatUnsubscribesInTheSameBatchGetsNoEventOfIt() throws {
+        let daemon = try DaemonProcess()
+        let client = try daemon.connect()
+        let other = try daemon.connect()
+        try client.request(#"{"op":"subscribe","domains":["com.batch"]}"#)
+        try other.request(#"{"op":"subscribe","domains":["com.batch"]}"#)
+        // One write, so the three lines are one read batch: the set's event is delivered when
+        // the batch ends, after the unsubscribe.
+        try client.send(
+            #"{"id":1,"op":"set","domain":"com.batch","key":"k","value":1}"# + "\n"
+                + #"{"id":2,"op":"unsubscribe","domains":["com.batch"]}"# + "\n" + #"{"id":3,"op":"ping"}"#)
+        #expect(try client.readLine() == #"{"id":1,"ok":true,"generation":1}"#)
+        #expect(try client.readLine() == #"{"id":2,"ok":true}"#)
+        #expect(try client.readLine() == #"{"id":3,"ok":true}"#)
+        #expect(try other.readEvent().contains(#""generation":1,"changes":{"k":1}"#))
+        #expect(try client.request(#"{"op":"ping"}"#) == #"{"ok":true}"#)
+        #expect(client.pendingEvents.isEmpty, "an event reached a connection that had unsubscribed")
+    }
+
     @Test func theWritersAnswerIsSentBeforeTheEventsOfItsBatch() throws {
         let daemon = try DaemonProcess()
         let writer = try daemon.connect()

@@ -18,8 +18,15 @@ final class Notifier {
     private var byDomain: [DomainName: [UInt64: EventSink]] = [:]
     private var everything: [UInt64: EventSink] = [:]
     /// The first burst gathered since the last delivery. Nearly every batch has one (a `set`
-    /// and its event), which is kept here without hashing it into `bursts`.
-    private var firstBurst: (key: BurstKey, event: ChangeEvent)?
+    /// and its event), which is kept here without hashing it into `bursts`, with the
+    /// subscribers of its domain as `publish` found them (as of `firstSinksAsOf`).
+    private var firstBurst: BurstKey?
+    private var firstEvent: ChangeEvent?
+    private var firstSinks: [UInt64: EventSink]?
+    private var firstSinksAsOf = 0
+    /// Counts subscribes and unsubscribes, so that the subscribers found when an event was
+    /// published are known to be still the same when it is delivered.
+    private var subscriptionChanges = 0
     /// The second and later bursts, in the order they began.
     private var bursts: OrderedDictionary<BurstKey, ChangeEvent> = [:]
     /// The table `bursts` is swapped with when they are delivered, so neither is reallocated.
@@ -43,12 +50,17 @@ final class Notifier {
     }
 
     func subscribe(_ sink: EventSink, to domains: [DomainName]) {
+        subscriptionChanges &+= 1
         for domain in domains { byDomain[domain, default: [:]][sink.sinkID] = sink }
     }
 
-    func subscribeToEverything(_ sink: EventSink) { everything[sink.sinkID] = sink }
+    func subscribeToEverything(_ sink: EventSink) {
+        subscriptionChanges &+= 1
+        everything[sink.sinkID] = sink
+    }
 
     func unsubscribe(_ sink: EventSink, from domains: [DomainName]) {
+        subscriptionChanges &+= 1
         for domain in domains {
             byDomain[domain]?[sink.sinkID] = nil
             if byDomain[domain]?.isEmpty == true { byDomain[domain] = nil }
@@ -56,6 +68,7 @@ final class Notifier {
     }
 
     func unsubscribeFromEverything(_ sink: EventSink) {
+        subscriptionChanges &+= 1
         everything[sink.sinkID] = nil
         for domain in Array(byDomain.keys) { unsubscribe(sink, from: [domain]) }
     }
@@ -65,13 +78,17 @@ final class Notifier {
     /// when nobody subscribes to the domain.
     func publish(_ changeset: Changeset, generation: Int64, origin: Origin) {
         eventLoop.assertInEventLoop()
-        guard !everything.isEmpty || (!byDomain.isEmpty && byDomain[changeset.domain] != nil) else { return }
+        let sinks = byDomain.isEmpty ? nil : byDomain[changeset.domain]
+        guard !everything.isEmpty || sinks != nil else { return }
         let event = ChangeEvent(changeset: changeset, generation: generation, origin: origin)
-        let key = BurstKey(domain: event.changeset.domain, connection: event.origin.connection)
+        let key = BurstKey(domain: changeset.domain, connection: origin.connection)
         if firstBurst == nil {
-            firstBurst = (key, event)
-        } else if firstBurst!.key == key {
-            firstBurst!.event.merge(event)
+            firstBurst = key
+            firstEvent = event
+            firstSinks = sinks
+            firstSinksAsOf = subscriptionChanges
+        } else if firstBurst == key {
+            firstEvent!.merge(event)
         } else if bursts[key] != nil {
             bursts[key]!.merge(event)
         } else {
@@ -99,8 +116,11 @@ final class Notifier {
 
     /// Sends the gathered events now.
     func deliverPending() {
-        guard let first = firstBurst.take() else { return }
-        deliver(first.event)
+        guard firstBurst != nil else { return }
+        firstBurst = nil
+        deliver(firstEvent!, knownSinks: firstSinksAsOf == subscriptionChanges ? .some(firstSinks) : nil)
+        firstEvent = nil
+        firstSinks = nil
         if !bursts.isEmpty {
             var ready: OrderedDictionary<BurstKey, ChangeEvent> = [:]
             swap(&ready, &spareBursts)
@@ -112,10 +132,11 @@ final class Notifier {
         if encoder.capacity > 16 * 1024 { encoder = JSONWriter(capacity: 256) }
     }
 
-    /// Encodes one event once and hands the same bytes to each of its subscribers.
-    private func deliver(_ event: ChangeEvent) {
+    /// Encodes one event once and hands the same bytes to each of its subscribers
+    /// (`knownSinks`: the subscribers of its domain, when they are known to be current).
+    private func deliver(_ event: ChangeEvent, knownSinks: [UInt64: EventSink]?? = nil) {
         guard !event.changeset.isEmpty else { return }
-        let specific = byDomain.isEmpty ? nil : byDomain[event.changeset.domain]
+        let specific = knownSinks ?? (byDomain.isEmpty ? nil : byDomain[event.changeset.domain])
         guard !everything.isEmpty || specific != nil else { return }
         eventsPublished += 1
         encoder.removeAll()
