@@ -74,6 +74,21 @@ import Testing
         #expect(client.pendingEvents.isEmpty, "an event reached a connection that had unsubscribed")
     }
 
+    @Test func aConnectionThatSubscribesInTheSameBatchGetsTheEvent() throws {
+        let daemon = try DaemonProcess()
+        let client = try daemon.connect()
+        let other = try daemon.connect()
+        try other.request(#"{"op":"subscribe","domains":["com.batch"]}"#)
+        // One read batch: the set's event is delivered when it ends, after the subscribe.
+        try client.send(
+            #"{"id":1,"op":"set","domain":"com.batch","key":"k","value":1}"# + "\n"
+                + #"{"id":2,"op":"subscribe","domains":["com.batch"]}"#)
+        #expect(try client.readLine() == #"{"id":1,"ok":true,"generation":1}"#)
+        #expect(try client.readLine() == #"{"id":2,"ok":true,"generations":{"com.batch":1}}"#)
+        #expect(try client.readEvent().contains(#""generation":1,"changes":{"k":1}"#))
+        #expect(try other.readEvent().contains(#""generation":1,"changes":{"k":1}"#))
+    }
+
     @Test func theWritersAnswerIsSentBeforeTheEventsOfItsBatch() throws {
         let daemon = try DaemonProcess()
         let writer = try daemon.connect()

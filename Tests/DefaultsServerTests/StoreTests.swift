@@ -56,6 +56,25 @@ final class StoreFixture {
         #expect(after.generation == 1)
     }
 
+    @Test func theDomainUsedLastStaysRightWhileOthersAreLoaded() throws {
+        let fixture = StoreFixture()
+        let domain = self.domain
+        let generations = try fixture.onLoop { store -> [Int64] in
+            var generations = [try store.apply(Changeset(domain: domain, changes: ["k": 1]), origin: .daemon)]
+            // Enough new domains to grow the table several times, each remembered as used last.
+            for index in 0..<40 {
+                let other = try DomainName("com.example.other\(index)")
+                try store.apply(Changeset(domain: other, changes: ["k": .integer(Int64(index))]), origin: .daemon)
+                generations.append(try store.apply(Changeset(domain: domain, changes: ["k": .integer(Int64(index + 2))]), origin: .daemon))
+            }
+            return generations
+        }
+        #expect(generations == Array(1...41))
+        let values = try fixture.onLoop { store in (try store.state(of: domain).values, try store.values(of: DomainName("com.example.other39"))) }
+        #expect(values.0 == ["k": 41])
+        #expect(values.1 == ["k": 39])
+    }
+
     @Test func sizeIsTrackedIncrementally() throws {
         let fixture = StoreFixture()
         let domain = self.domain

@@ -5,10 +5,11 @@ import Foundation
 ///
 /// A request line has half a dozen members and an operation reads three or four of them,
 /// mostly short strings. Each member is kept as two ranges of the line's bytes (its name and
-/// its value), so reading a line builds no `JSON` value and no name string, a member is found
-/// by comparing its name's bytes, and a connection can reuse the same storage for every
-/// request (the table holds no references). As with ``JSON/object(_:)``, a repeated name
-/// means the last one.
+/// its value), so reading a line builds no `JSON` value and no name string. A short name is
+/// also packed into one word, so finding `op` or `key` compares one word per member; longer
+/// names are compared byte by byte. A connection reuses the same storage for every request:
+/// the line's bytes are shared with the requests read from it and reused once none holds
+/// them. As with ``JSON/object(_:)``, a repeated name means the last one.
 ///
 /// ```swift
 /// let members = try JSONParser.parseObjectMembers(Array(#"{"op":"get","op":"set"}"#.utf8))
@@ -23,7 +24,7 @@ public struct JSONMembers: Sendable, Equatable {
 
     /// Where one member lies in `line`. Both ranges include the quotes of a string; a plain
     /// string is ASCII without escapes, so its bytes between the quotes are its text.
-    struct Span: Sendable {
+    struct Span: Sendable, Equatable {
         var name: Range<Int>
         var nameIsPlain: Bool
         /// A plain name of up to seven bytes packed into one word with its length
@@ -32,6 +33,16 @@ public struct JSONMembers: Sendable, Equatable {
         var nameWord: UInt64
         var value: Range<Int>
         var kind: Kind
+
+        /// A member of the object in `bytes`; a plain name's word is packed here.
+        @inline(__always)
+        init(in bytes: UnsafeRawBufferPointer, name: Range<Int>, nameIsPlain: Bool, value: Range<Int>, kind: Kind) {
+            self.name = name
+            self.nameIsPlain = nameIsPlain
+            self.nameWord = nameIsPlain ? JSONMembers.word(bytes.baseAddress! + (name.lowerBound &+ 1), count: name.count &- 2) : 0
+            self.value = value
+            self.kind = kind
+        }
     }
 
     /// What a value is, as far as reading it back quickly needs to know.
@@ -63,7 +74,8 @@ public struct JSONMembers: Sendable, Equatable {
     }
 
     private var line = Line(capacity: 0)
-    private var spans: [Span] = []
+    /// Internal for tests, which compare the scanner's spans with the full grammar's.
+    private(set) var spans: [Span] = []
 
     public init() {}
 

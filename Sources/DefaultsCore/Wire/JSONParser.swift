@@ -78,12 +78,11 @@ public struct JSONParser: ~Copyable {
             let name = parser.index
             let nameIsPlain = try parser.scanMemberString()
             let nameEnd = parser.index
-            let nameWord = nameIsPlain ? JSONMembers.word(bytes.baseAddress! + name + 1, count: nameEnd - name - 2) : 0
             try parser.expectColon()
             let value = parser.index
             let kind = try parser.checkValue()
             members.append(JSONMembers.Span(
-                name: name..<nameEnd, nameIsPlain: nameIsPlain, nameWord: nameWord, value: value..<parser.index, kind: kind))
+                in: bytes, name: name..<nameEnd, nameIsPlain: nameIsPlain, value: value..<parser.index, kind: kind))
         }
         parser.skipWhitespace()
         if parser.index != bytes.count { throw parser.error("unexpected data after the JSON value") }
@@ -309,10 +308,12 @@ public struct JSONParser: ~Copyable {
         case plain(Range<Int>)
         case decoded(String)
 
-        var isPlain: Bool {
-            if case .plain = self { return true }
-            return false
-        }
+    }
+
+    /// Whether a byte inside a string needs no closer look: ASCII, not a control character,
+    /// not a backslash (DEL, 0x7F, is allowed as the grammar allows it).
+    @inline(__always) static func isPlain(_ byte: UInt8) -> Bool {
+        byte &- 0x20 < 0x60 && byte != UInt8(ascii: "\\")
     }
 
     /// Checks a string token and steps over it; true when it is plain (ASCII without
@@ -328,8 +329,7 @@ public struct JSONParser: ~Copyable {
                 index += 1
                 return true
             }
-            // Below 0x20 or above 0x7F, or a backslash: leave it to the full scanner.
-            if byte &- 0x20 >= 0x60 || byte == UInt8(ascii: "\\") { break }
+            if !JSONParser.isPlain(byte) { break }  // left to the full scanner
             index += 1
         }
         index = open
@@ -516,9 +516,7 @@ struct MemberScanner {
                     kind = .other
                 }
                 members.append(JSONMembers.Span(
-                    name: name..<nameEnd, nameIsPlain: true,
-                    nameWord: JSONMembers.word(base + (name &+ 1), count: nameEnd &- name &- 2),
-                    value: value..<index, kind: kind))
+                    in: bytes, name: name..<nameEnd, nameIsPlain: true, value: value..<index, kind: kind))
                 skipWhitespace()
                 guard index < end else { return false }
                 if base[index] == UInt8(ascii: ",") {
@@ -546,15 +544,15 @@ struct MemberScanner {
         }
     }
 
-    /// At an opening quote: steps over a string of printable ASCII without escapes; false
-    /// when the string is anything else.
+    /// At an opening quote: steps over a plain string (``JSONParser/isPlain(_:)``); false when
+    /// the string is anything else.
     @inline(__always) private mutating func plainString() -> Bool {
         index &+= 1
         while index < end {
             let byte = base[index]
             index &+= 1
             if byte == UInt8(ascii: "\"") { return true }
-            if byte &- 0x20 >= 0x60 || byte == UInt8(ascii: "\\") { return false }
+            if !JSONParser.isPlain(byte) { return false }
         }
         return false
     }

@@ -116,11 +116,13 @@ final class Notifier {
 
     /// Sends the gathered events now.
     func deliverPending() {
-        guard firstBurst != nil else { return }
+        guard firstBurst != nil, let event = firstEvent else { return }
+        let subscribers: Subscribers = firstSinksAsOf == subscriptionChanges ? .known(firstSinks) : .lookUp
+        // Cleared before delivering, so that anything published meanwhile starts a burst of its own.
         firstBurst = nil
-        deliver(firstEvent!, knownSinks: firstSinksAsOf == subscriptionChanges ? .some(firstSinks) : nil)
         firstEvent = nil
         firstSinks = nil
+        deliver(event, to: subscribers)
         if !bursts.isEmpty {
             var ready: OrderedDictionary<BurstKey, ChangeEvent> = [:]
             swap(&ready, &spareBursts)
@@ -132,11 +134,22 @@ final class Notifier {
         if encoder.capacity > 16 * 1024 { encoder = JSONWriter(capacity: 256) }
     }
 
-    /// Encodes one event once and hands the same bytes to each of its subscribers
-    /// (`knownSinks`: the subscribers of its domain, when they are known to be current).
-    private func deliver(_ event: ChangeEvent, knownSinks: [UInt64: EventSink]?? = nil) {
+    /// The subscribers of an event's domain (besides those to everything).
+    private enum Subscribers {
+        /// Found when the event was published, and no subscription changed since.
+        case known([UInt64: EventSink]?)
+        /// To be looked up.
+        case lookUp
+    }
+
+    /// Encodes one event once and hands the same bytes to each of its subscribers.
+    private func deliver(_ event: ChangeEvent, to subscribers: Subscribers = .lookUp) {
         guard !event.changeset.isEmpty else { return }
-        let specific = knownSinks ?? (byDomain.isEmpty ? nil : byDomain[event.changeset.domain])
+        let specific: [UInt64: EventSink]?
+        switch subscribers {
+        case .known(let sinks): specific = sinks
+        case .lookUp: specific = byDomain.isEmpty ? nil : byDomain[event.changeset.domain]
+        }
         guard !everything.isEmpty || specific != nil else { return }
         eventsPublished += 1
         encoder.removeAll()

@@ -37,16 +37,6 @@ struct DomainState {
     /// (`-0.0` for `0.0`, another spelling of the same text) is no change, as in
     /// ``Changeset/apply(to:)``, and does not count towards the size.
     func prepare(_ changeset: Changeset) -> PreparedChange {
-        if let (key, value) = changeset.onlyChange {
-            // Every `set` and `remove`: the same steps as below, without a closure per change.
-            let found = values.index(forKey: key)
-            let old = found.map { values.values[$0] }
-            guard old != value else { return PreparedChange(newSize: size, changesNothing: true, index: found) }
-            var newSize = size
-            if let old { newSize -= DomainState.entrySize(key, old) }
-            if let value { newSize += DomainState.entrySize(key, value) }
-            return PreparedChange(newSize: newSize, changesNothing: false, index: found)
-        }
         var newSize = size
         var changesNothing = true
         var index: Dictionary<String, PlistValue>.Index?
