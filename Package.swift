@@ -75,8 +75,9 @@ let package = Package(
             name: "DefaultsBench",
             dependencies: [
                 "LineSocket", "DefaultsCore",
+                // TransportFloor: a SwiftNIO line server that does no work, with defaultsd's channel options.
+                "DefaultsServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                // TransportFloor: a SwiftNIO line server that does no work, to measure the transport by itself.
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
@@ -117,7 +118,6 @@ let package = Package(
             dependencies: [
                 "DefaultsServer", "DefaultsCore",
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),

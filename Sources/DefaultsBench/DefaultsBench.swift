@@ -123,10 +123,7 @@ struct DefaultsBench: ParsableCommand {
         var results = Results()
         let client = try LineSocket(path: socket)
         // A request that does no work: what the socket and the event loop cost by themselves.
-        results.ping = try latencies(perRound) { _ in
-            let answer = try client.request(#"{"op":"ping"}"#)
-            guard answer.hasPrefix(#"{"ok":true"#) else { throw LineSocket.Failure(description: answer) }
-        }
+        results.ping = try pingLatencies(client)
         results.set = try latencies(perRound) { i in
             let answer = try client.request(#"{"op":"set","domain":"com.bench","key":"k\#(i % 100)","value":\#(i)}"#)
             guard answer.hasPrefix(#"{"ok":true"#) else { throw LineSocket.Failure(description: answer) }
@@ -161,12 +158,16 @@ struct DefaultsBench: ParsableCommand {
     /// `ping` round trips to the bare SwiftNIO line server (``TransportFloor``).
     func measureFloor(socket: String) throws -> Results {
         var results = Results()
-        let client = try LineSocket(path: socket)
-        results.floor = try latencies(perRound) { _ in
+        results.floor = try pingLatencies(try LineSocket(path: socket))
+        return results
+    }
+
+    /// `{"op":"ping"}` round trips, one at a time.
+    func pingLatencies(_ client: LineSocket) throws -> [Double] {
+        try latencies(perRound) { _ in
             let answer = try client.request(#"{"op":"ping"}"#)
             guard answer.hasPrefix(#"{"ok":true"#) else { throw LineSocket.Failure(description: answer) }
         }
-        return results
     }
 
     /// File rewrites caused by a pipelined burst of `burst` sets to one domain.

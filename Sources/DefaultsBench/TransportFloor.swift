@@ -1,3 +1,4 @@
+import DefaultsServer
 import NIOCore
 import NIOPosix
 
@@ -14,9 +15,7 @@ enum TransportFloor {
     static func serve(path: String) throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let channel = try ServerBootstrap(group: group)
-            .serverChannelOption(ChannelOptions.backlog, value: 256)
-            .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
-            .childChannelOption(ChannelOptions.writeBufferWaterMark, value: .init(low: 32 * 1024, high: 256 * 1024))
+            .defaultsdChannelOptions()
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(FloorHandler())

@@ -57,9 +57,7 @@ public final class DefaultsDaemon: Sendable {
         let scanInterval = configuration.settingsBundleScanInterval
         try await server.store.eventLoop.flatSubmit { server.bundles.start(interval: scanInterval) }.get()
         let bootstrap = ServerBootstrap(group: group)
-            .serverChannelOption(ChannelOptions.backlog, value: 256)
-            .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
-            .childChannelOption(ChannelOptions.writeBufferWaterMark, value: .init(low: 32 * 1024, high: 256 * 1024))
+            .defaultsdChannelOptions()
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(ConnectionHandler(server: server))
@@ -95,12 +93,12 @@ public final class DefaultsDaemon: Sendable {
     public func reload(_ configuration: DaemonConfiguration) async {
         manager.reloading()
         let server = self.server
-        let applied: Void? = try? await server.store.eventLoop.submit {
-            server.configuration = configuration
-            server.store.reconfigure(configuration)
-            server.bundles.reconfigure(configuration)
-        }.get()
-        if applied != nil {
+        do {
+            try await server.store.eventLoop.submit {
+                server.configuration = configuration
+                server.store.reconfigure(configuration)
+                server.bundles.reconfigure(configuration)
+            }.get()
             // Compared with the configuration the daemon started with, which these options keep
             // until a restart, not with the last reload's.
             let restart = ConfigurationOption.all
@@ -108,6 +106,8 @@ public final class DefaultsDaemon: Sendable {
             if !restart.isEmpty {
                 logger.warning("changes that take effect after a restart", metadata: ["keys": "\(restart.joined(separator: ", "))"])
             }
+        } catch {
+            // The loop is shutting down: there is nothing left to reconfigure.
         }
         logger.info("configuration reloaded")
         let manager = self.manager
@@ -150,5 +150,17 @@ public final class DefaultsDaemon: Sendable {
         try? await writer.shutdownGracefully()
         try? await group.shutdownGracefully()
         logger.info("defaultsd stopped; every write is on disk")
+    }
+}
+
+extension ServerBootstrap {
+    /// The options of defaultsd's listening socket and of every connection. The benchmark's
+    /// bare SwiftNIO server (`defaultsd-bench --serve-floor`) takes them from here, so that it
+    /// measures the same transport.
+    public func defaultsdChannelOptions() -> ServerBootstrap {
+        serverChannelOption(ChannelOptions.backlog, value: 256)
+            .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
+            // A subscriber that stops reading becomes unwritable here; its events then merge.
+            .childChannelOption(ChannelOptions.writeBufferWaterMark, value: .init(low: 32 * 1024, high: 256 * 1024))
     }
 }

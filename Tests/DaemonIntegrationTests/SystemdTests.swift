@@ -109,7 +109,7 @@ import Testing
         // so the same keys still wait for a restart.
         daemon.send(SIGHUP)
         #expect(daemon.waitForLog("configuration reloaded", occurrences: 2))
-        #expect(daemon.logText.components(separatedBy: warning).count - 1 == 2)
+        #expect(daemon.logOccurrences(of: warning) == 2)
     }
 
     @Test func sighupWithABrokenFileKeepsServing() throws {

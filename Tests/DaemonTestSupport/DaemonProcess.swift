@@ -77,6 +77,9 @@ public final class DaemonProcess: @unchecked Sendable {
 
     public var logText: String { log.text }
 
+    /// How many times the daemon's log holds `text` so far.
+    public func logOccurrences(of text: String) -> Int { log.occurrences(of: text) }
+
     /// Waits until the daemon's log contains `text` (`occurrences` times); false after `timeout` seconds.
     @discardableResult
     public func waitForLog(_ text: String, occurrences: Int = 1, timeout: Double = 10) -> Bool {
@@ -203,6 +206,13 @@ public final class LogBuffer: @unchecked Sendable {
         return contents
     }
 
+    /// How many times `text` appears in what was captured so far.
+    public func occurrences(of text: String) -> Int { LogBuffer.count(of: text, in: self.text) }
+
+    private static func count(of text: String, in contents: String) -> Int {
+        contents.components(separatedBy: text).count - 1
+    }
+
     public var text: String {
         condition.lock()
         defer { condition.unlock() }
@@ -222,7 +232,7 @@ public final class LogBuffer: @unchecked Sendable {
         let deadline = Date(timeIntervalSinceNow: timeout)
         condition.lock()
         defer { condition.unlock() }
-        func seen() -> Bool { contents.components(separatedBy: text).count - 1 >= occurrences }
+        func seen() -> Bool { LogBuffer.count(of: text, in: contents) >= occurrences }
         while !seen() {
             if !condition.wait(until: deadline) { return seen() }
         }

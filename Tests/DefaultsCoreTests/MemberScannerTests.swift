@@ -1,4 +1,3 @@
-import DaemonTestSupport
 @testable import DefaultsCore
 import Foundation
 import Testing
@@ -63,7 +62,14 @@ import Testing
     @Test func theConformanceSuiteReadsTheSameOrIsDeclined() throws {
         let names = JSONConformanceTests.cases("y_") + JSONConformanceTests.cases("n_") + JSONConformanceTests.cases("i_")
         #expect(names.count > 300)
-        for name in names { expectAgreement(try JSONConformanceTests.contents(name), name) }
+        var scannedObjects = 0
+        for name in names {
+            let bytes = try JSONConformanceTests.contents(name)
+            if scanned(bytes) != nil { scannedObjects += 1 }
+            expectAgreement(bytes, name)
+        }
+        // The suite's plain objects are the scanner's: the comparison above is not empty.
+        #expect(scannedObjects >= 5)
     }
 
     @Test(arguments: requestLines)
@@ -127,18 +133,5 @@ import Testing
         #expect(m.scalarValue("z") == nil)
         #expect(m.scalarValue("o") == nil)
         #expect(m.scalarValue("absent") == nil)
-    }
-
-    @Test func aRequestKeepsItsLineWhileTheNextIsReadIntoTheSameTable() throws {
-        var table = JSONMembers()
-        let first = Array(#"{"op":"set","key":"first"}"#.utf8)
-        let second = Array(#"{"op":"get","key":"other"}"#.utf8)
-        let kept = try first.withUnsafeBytes { raw in
-            _ = try JSONParser.parseObjectMembers(raw, into: &table)
-            return table
-        }
-        _ = try second.withUnsafeBytes { raw in try JSONParser.parseObjectMembers(raw, into: &table) }
-        #expect(kept.stringValue("key") == "first")
-        #expect(table.stringValue("key") == "other")
     }
 }

@@ -44,7 +44,6 @@ import Testing
         writer.key(literal: "list"); writer.beginArray(); writer.real(0.5); writer.bool(false); writer.null(); writer.endArray()
         writer.endObject()
         writer.newline()
-        #expect(writer.capacity >= writer.count)
         #expect(writer.bytes.last == UInt8(ascii: "\n"))
         let parsed = try JSONParser.parse(Array(writer.bytes.dropLast()))
         #expect(parsed == .object([

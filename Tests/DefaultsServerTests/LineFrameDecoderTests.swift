@@ -42,6 +42,9 @@ import Testing
     @Test func aLineOfExactlyTheLimitPasses() {
         #expect(frames(["1234\n1234\r\n"], limit: 4) == ["1234", "1234"])
         #expect(frames(["12", "34\n"], limit: 4) == ["1234"])
+        // A read that ends between the line's `\r` and its `\n`.
+        #expect(frames(["1234\r", "\n"], limit: 4) == ["1234"])
+        #expect(frames(["12345", "\n"], limit: 4) == ["<overlong>"])
     }
 
     @Test func theLastLineWithoutNewlineCountsAtEndOfInput() {

@@ -141,9 +141,9 @@ public struct JSONMembers: Sendable, Equatable {
     /// The member called `name` when it is a string, decoded; nil when it is missing or not
     /// a string.
     public func stringValue(_ name: StaticString) -> String? {
-        guard let span = lastSpan(named: name) else { return nil }
-        if span.kind == .plainString { return plainText(span.value) }
-        guard case .string(let string) = decode(span.value, kind: span.kind) else { return nil }
+        guard let span = lastSpan(named: name), case .string(let string) = decode(span.value, kind: span.kind) else {
+            return nil
+        }
         return string
     }
 
@@ -160,16 +160,12 @@ public struct JSONMembers: Sendable, Equatable {
     /// `null`, other kinds, numbers out of range), which the caller decodes through the
     /// subscript to learn which.
     public func scalarValue(_ name: StaticString) -> PlistValue? {
-        guard let span = lastSpan(named: name) else { return nil }
-        switch span.kind {
-        case .plainString: return .string(plainText(span.value))
-        case .integer, .real:
-            switch JSONParser.number(UnsafeRawBufferPointer(rebasing: bytes[span.value]), isReal: span.kind == .real) {
-            case .integer(let value): return .integer(value)
-            case .real(let value): return .real(value)
-            default: return nil
-            }
-        case .other: return nil
+        guard let span = lastSpan(named: name), span.kind != .other else { return nil }
+        switch decode(span.value, kind: span.kind) {
+        case .string(let string): return .string(string)
+        case .integer(let value): return .integer(value)
+        case .real(let value): return .real(value)
+        default: return nil  // a number out of range
         }
     }
 

@@ -76,7 +76,7 @@ public struct JSONParser: ~Copyable {
         members.start(bytes)
         try parser.readObject { parser throws(JSONParseError) in
             let name = parser.index
-            let nameIsPlain = try parser.scanMemberString()
+            let nameIsPlain = try parser.scanStringIsPlain()
             let nameEnd = parser.index
             try parser.expectColon()
             let value = parser.index
@@ -138,8 +138,7 @@ public struct JSONParser: ~Copyable {
     }
 
     /// Reads `{...}`; `member` reads each member, from the opening quote of its name to the
-    /// end of its value. Inlined so that the member reader of the request path is too.
-    @inline(__always)
+    /// end of its value.
     private mutating func readObject(_ member: (inout JSONParser) throws(JSONParseError) -> Void) throws(JSONParseError) {
         try enter()
         index += 1
@@ -190,7 +189,6 @@ public struct JSONParser: ~Copyable {
         }
     }
 
-    @inline(__always)
     private mutating func expectColon() throws(JSONParseError) {
         skipWhitespace()
         guard peek() == UInt8(ascii: ":") else { throw error("expected ':'") }
@@ -200,11 +198,10 @@ public struct JSONParser: ~Copyable {
 
     /// Checks one value without building it when it is a string or a number (the request
     /// path's members), and tells how to read it back.
-    @inline(__always)
     private mutating func checkValue() throws(JSONParseError) -> JSONMembers.Kind {
         guard let first = peek() else { throw error("unexpected end of input") }
         switch first {
-        case UInt8(ascii: "\""): return try scanMemberString() ? .plainString : .other
+        case UInt8(ascii: "\""): return try scanStringIsPlain() ? .plainString : .other
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try scanNumber() ? .real : .integer
         default:
             _ = try parseValue()
@@ -307,33 +304,12 @@ public struct JSONParser: ~Copyable {
     private enum ScannedString {
         case plain(Range<Int>)
         case decoded(String)
-
     }
 
-    /// Whether a byte inside a string needs no closer look: ASCII, not a control character,
-    /// not a backslash (DEL, 0x7F, is allowed as the grammar allows it).
-    @inline(__always) static func isPlain(_ byte: UInt8) -> Bool {
-        byte &- 0x20 < 0x60 && byte != UInt8(ascii: "\\")
-    }
-
-    /// Checks a string token and steps over it; true when it is plain (ASCII without
-    /// escapes). The request path's strings are nearly all plain, and this loop over them
-    /// builds nothing; any other string is checked by ``scanString()`` from its start.
-    @inline(__always)
-    private mutating func scanMemberString() throws(JSONParseError) -> Bool {
-        let open = index
-        index += 1
-        while index < bytes.count {
-            let byte = bytes[index]
-            if byte == UInt8(ascii: "\"") {
-                index += 1
-                return true
-            }
-            if !JSONParser.isPlain(byte) { break }  // left to the full scanner
-            index += 1
-        }
-        index = open
-        _ = try scanString()
+    /// Checks a string token and steps over it; true when it is plain (ASCII without escapes),
+    /// so that its bytes between the quotes are its text.
+    private mutating func scanStringIsPlain() throws(JSONParseError) -> Bool {
+        if case .plain = try scanString() { return true }
         return false
     }
 
@@ -544,15 +520,16 @@ struct MemberScanner {
         }
     }
 
-    /// At an opening quote: steps over a plain string (``JSONParser/isPlain(_:)``); false when
-    /// the string is anything else.
+    /// At an opening quote: steps over a plain string (ASCII without control characters or
+    /// escapes; DEL, 0x7F, is allowed as the grammar allows it); false when the string is
+    /// anything else.
     @inline(__always) private mutating func plainString() -> Bool {
         index &+= 1
         while index < end {
             let byte = base[index]
             index &+= 1
             if byte == UInt8(ascii: "\"") { return true }
-            if !JSONParser.isPlain(byte) { return false }
+            if byte &- 0x20 >= 0x60 || byte == UInt8(ascii: "\\") { return false }
         }
         return false
     }

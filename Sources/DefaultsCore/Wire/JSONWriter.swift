@@ -44,6 +44,7 @@ public struct JSONWriter: ~Copyable, @unchecked Sendable {
     public var isEmpty: Bool { count == 0 }
 
     /// Calls `body` with the bytes written, without copying them.
+    @discardableResult
     public func withBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
         try body(UnsafeRawBufferPointer(start: base, count: count))
     }

@@ -12,6 +12,11 @@ final class Notifier {
     private struct BurstKey: Hashable {
         var domain: DomainName
         var connection: UInt64
+
+        init(_ event: ChangeEvent) {
+            domain = event.changeset.domain
+            connection = event.origin.connection
+        }
     }
 
     private let eventLoop: EventLoop
@@ -20,7 +25,6 @@ final class Notifier {
     /// The first burst gathered since the last delivery. Nearly every batch has one (a `set`
     /// and its event), which is kept here without hashing it into `bursts`, with the
     /// subscribers of its domain as `publish` found them (as of `firstSinksAsOf`).
-    private var firstBurst: BurstKey?
     private var firstEvent: ChangeEvent?
     private var firstSinks: [UInt64: EventSink]?
     private var firstSinksAsOf = 0
@@ -78,16 +82,15 @@ final class Notifier {
     /// when nobody subscribes to the domain.
     func publish(_ changeset: Changeset, generation: Int64, origin: Origin) {
         eventLoop.assertInEventLoop()
-        let sinks = byDomain.isEmpty ? nil : byDomain[changeset.domain]
+        let sinks = byDomain[changeset.domain]
         guard !everything.isEmpty || sinks != nil else { return }
         let event = ChangeEvent(changeset: changeset, generation: generation, origin: origin)
-        let key = BurstKey(domain: changeset.domain, connection: origin.connection)
-        if firstBurst == nil {
-            firstBurst = key
+        let key = BurstKey(event)
+        if firstEvent == nil {
             firstEvent = event
             firstSinks = sinks
             firstSinksAsOf = subscriptionChanges
-        } else if firstBurst == key {
+        } else if BurstKey(firstEvent!) == key {
             firstEvent!.merge(event)
         } else if bursts[key] != nil {
             bursts[key]!.merge(event)
@@ -116,10 +119,9 @@ final class Notifier {
 
     /// Sends the gathered events now.
     func deliverPending() {
-        guard firstBurst != nil, let event = firstEvent else { return }
+        guard let event = firstEvent else { return }
         let subscribers: Subscribers = firstSinksAsOf == subscriptionChanges ? .known(firstSinks) : .lookUp
         // Cleared before delivering, so that anything published meanwhile starts a burst of its own.
-        firstBurst = nil
         firstEvent = nil
         firstSinks = nil
         deliver(event, to: subscribers)
@@ -148,7 +150,7 @@ final class Notifier {
         let specific: [UInt64: EventSink]?
         switch subscribers {
         case .known(let sinks): specific = sinks
-        case .lookUp: specific = byDomain.isEmpty ? nil : byDomain[event.changeset.domain]
+        case .lookUp: specific = byDomain[event.changeset.domain]
         }
         guard !everything.isEmpty || specific != nil else { return }
         eventsPublished += 1

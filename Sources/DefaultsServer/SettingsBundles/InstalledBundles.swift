@@ -139,7 +139,7 @@ final class InstalledBundles {
 
     /// The check of every value a changeset sets against the bundles describing its keys.
     func check(_ changeset: Changeset) -> DefaultsError? {
-        guard validates, !checksByDomain.isEmpty, let checks = checksByDomain[changeset.domain] else { return nil }
+        guard validates, let checks = checksByDomain[changeset.domain] else { return nil }
         for (key, value) in changeset {
             guard let value else { continue }  // removing a key is always allowed
             for check in checks {

@@ -58,7 +58,8 @@ struct LineFrameDecoder {
             guard let length = lengthOfNextLine() else {
                 let readable = buffer!.readableBytes
                 scanned = readable
-                guard readable > maximumLineBytes else { return nil }
+                // One byte more than the limit may be the `\r` of a line that is just the limit.
+                guard readable > maximumLineBytes + 1 else { return nil }
                 buffer = nil
                 scanned = 0
                 if discarding { return nil }
