@@ -34,13 +34,11 @@ struct DaemonLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
-    func log(
-        level: Logger.Level, message: Logger.Message, metadata explicit: Logger.Metadata?,
-        source: String, file: String, function: String, line: UInt
-    ) {
-        var line = journal ? "<\(DaemonLogHandler.priority(level))>" : "\(DaemonLogHandler.timestamp()) \(level.rawValue) "
-        line += message.description
-        let merged = explicit.map { metadata.merging($0) { $1 } } ?? metadata
+    func log(event: LogEvent) {
+        var line = journal ? "<\(DaemonLogHandler.priority(event.level))>" : "\(DaemonLogHandler.timestamp()) \(event.level.rawValue) "
+        line += event.message.description
+        var merged = event.metadata.map { metadata.merging($0) { $1 } } ?? metadata
+        if let error = event.error { merged["error"] = "\(error)" }
         for key in merged.keys.sorted() {
             let value = "\(merged[key]!)"
             let needsQuotes = value.isEmpty || value.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" })
