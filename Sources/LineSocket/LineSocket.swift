@@ -23,7 +23,14 @@ public final class LineSocket {
     }
 
     public let fileDescriptor: Int32
+    /// Bytes read and not yet taken; those before `start` are taken. Taking a line moves
+    /// `start` instead of shifting the rest; the next read drops the taken bytes.
     private var buffer: [UInt8] = []
+    private var start = 0
+    /// What each `read` fills, allocated once: a fresh 64 KiB array per read would be zeroed
+    /// every time, which costs a benchmark's client more than the read and evicts the caches
+    /// the server shares with it.
+    private var chunk = [UInt8](repeating: 0, count: 65536)
     /// Event lines read while waiting for a response, oldest first.
     public private(set) var pendingEvents: [String] = []
 
@@ -79,30 +86,43 @@ public final class LineSocket {
 
     /// The next line, whatever it is. Throws after `timeout` seconds without one, or at end of stream.
     public func readLine(timeout: Double = 10) throws -> String {
+        let line = try takeLine(timeout: timeout)
+        return String(decoding: buffer[line], as: UTF8.self)
+    }
+
+    /// Takes the next line and tells whether it starts with `prefix`, without making a string
+    /// of it: the benchmark's client, which should cost as little as possible beside the server
+    /// it measures, reads its answers this way.
+    public func nextLine(hasPrefix prefix: [UInt8], timeout: Double = 10) throws -> Bool {
+        buffer[try takeLine(timeout: timeout)].starts(with: prefix)
+    }
+
+    /// Takes the next line from the buffer, reading as needed; its range in `buffer`, newline excluded.
+    private func takeLine(timeout: Double) throws -> Range<Int> {
         let deadline = LineSocket.now() + timeout
         while true {
-            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = String(decoding: buffer[..<newline], as: UTF8.self)
-                buffer.removeSubrange(...newline)
-                return line
+            if let newline = buffer[start...].firstIndex(of: UInt8(ascii: "\n")) {
+                defer { start = newline + 1 }
+                return start..<newline
             }
             let remaining = deadline - LineSocket.now()
             guard remaining > 0 else { throw Failure(description: "no line within \(timeout) s") }
             guard try waitReadable(timeout: remaining) else { continue }
-            var chunk = [UInt8](repeating: 0, count: 65536)
             let count = chunk.withUnsafeMutableBytes { read(fileDescriptor, $0.baseAddress!, $0.count) }
             if count < 0 {
                 if errno == EINTR || errno == EAGAIN { continue }
                 throw Failure(description: "read(): \(String(cString: strerror(errno)))")
             }
             if count == 0 { throw Failure(description: "connection closed by the daemon") }
+            buffer.removeSubrange(..<start)
+            start = 0
             buffer.append(contentsOf: chunk[..<count])
         }
     }
 
     /// True when bytes are buffered or the socket is readable within `timeout` seconds.
     public func hasInput(timeout: Double) throws -> Bool {
-        if buffer.contains(UInt8(ascii: "\n")) { return true }
+        if buffer[start...].contains(UInt8(ascii: "\n")) { return true }
         return try waitReadable(timeout: timeout)
     }
 
