@@ -37,6 +37,20 @@ import Testing
         #expect(try client.request(#"{"op":"get","domain":"com.example.never"}"#) == #"{"ok":true,"value":{},"generation":0}"#)
     }
 
+    /// The benchmark's way of reading: lines taken from one read in order, each checked by its
+    /// first bytes, and the ordinary reads still in step after them.
+    @Test func linesCheckedByTheirFirstBytesKeepTheirOrder() throws {
+        let daemon = try DaemonProcess()
+        let client = try daemon.connect()
+        let ok = Array(#"{"ok":true"#.utf8)
+        let pipelined = #"{"op":"ping"}"# + "\n" + #"{"op":"nope"}"# + "\n" + #"{"id":3,"op":"ping"}"# + "\n"
+        try client.send(bytes: Array(pipelined.utf8))
+        #expect(try client.nextLine(hasPrefix: ok))
+        #expect(try !client.nextLine(hasPrefix: ok), "the unknown op's error")
+        #expect(try client.readLine() == #"{"id":3,"ok":true}"#)
+        #expect(try client.request(#"{"op":"ping"}"#) == #"{"ok":true}"#)
+    }
+
     @Test func aWriteIsVisibleAtOnceOnAnotherConnection() throws {
         let daemon = try DaemonProcess(arguments: ["--coalesce-ms", "60000"])
         let writer = try daemon.connect()
