@@ -150,9 +150,10 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        // The writer's answers leave first, then the batch's events: a client that waits for
-        // both (its answer and an event it subscribed to) then finds its answer already there
-        // when the event wakes it, instead of being woken twice.
+        // The writer's answers leave first, then the batch's events: the writer's round trip
+        // does not wait for one socket write per subscriber, and a client that waits for both
+        // (its answer and an event it subscribed to) finds its answer already there when the
+        // event wakes it, instead of being woken twice.
         writePending(context, flush: true)
         endBatch()
         context.fireChannelReadComplete()
