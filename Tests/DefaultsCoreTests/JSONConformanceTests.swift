@@ -1,5 +1,5 @@
 import DaemonTestSupport
-import DefaultsCore
+@testable import DefaultsCore
 import Foundation
 import Testing
 

@@ -1,4 +1,4 @@
-import DefaultsCore
+@testable import DefaultsCore
 import Testing
 
 /// The request path's members: checked when read, decoded when asked for, with the same

@@ -1,4 +1,4 @@
-import DefaultsCore
+@testable import DefaultsCore
 @testable import DefaultsServer
 import NIOCore
 import Testing

@@ -16,10 +16,10 @@ import Foundation
 /// members?["op"] // .string("set")
 /// ```
 public struct JSONMembers: Sendable, Equatable {
-    /// A decoded member.
-    public struct Member: Sendable, Equatable {
-        public var name: String
-        public var value: JSON
+    /// A decoded member (for tests, and for comparing two tables).
+    struct Member: Sendable, Equatable {
+        var name: String
+        var value: JSON
     }
 
     /// Where one member lies in `line`. Both ranges include the quotes of a string; a plain
@@ -79,8 +79,8 @@ public struct JSONMembers: Sendable, Equatable {
 
     public init() {}
 
-    /// Members made from values (for tests and callers that build requests by hand).
-    public init(_ pairs: KeyValuePairs<String, JSON>) {
+    /// Members made from values (for tests).
+    init(_ pairs: KeyValuePairs<String, JSON>) {
         var writer = JSONWriter()
         writer.beginObject()
         for (name, value) in pairs {
@@ -102,8 +102,8 @@ public struct JSONMembers: Sendable, Equatable {
 
     private var bytes: UnsafeRawBufferPointer { line.bytes }
 
-    /// Every member, decoded, in the order written.
-    public var members: [Member] {
+    /// Every member, decoded, in the order written (for tests, and for comparing two tables).
+    var members: [Member] {
         spans.map { span in
             guard case .string(let name) = decode(span.name, kind: span.nameIsPlain ? .plainString : .other) else {
                 preconditionFailure("member names are strings")
