@@ -37,7 +37,7 @@ import Testing
         #expect(try client.request(#"{"op":"get","domain":"com.example.never"}"#) == #"{"ok":true,"value":{},"generation":0}"#)
     }
 
-    /// The benchmark's way of reading: lines taken from one read in order, each checked by its
+    /// The benchmark's way of reading: pipelined answers taken in order, each checked by its
     /// first bytes, and the ordinary reads still in step after them.
     @Test func linesCheckedByTheirFirstBytesKeepTheirOrder() throws {
         let daemon = try DaemonProcess()
