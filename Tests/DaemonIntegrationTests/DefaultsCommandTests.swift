@@ -20,13 +20,19 @@ import Testing
         }
     }
 
+    /// Runs `defaults` with the daemon's private home, or a temporary one when there is no daemon.
     @discardableResult
     static func run(_ daemon: DaemonProcess?, _ arguments: [String], input: String? = nil, socket: String? = nil) throws -> Result {
+        if let daemon { return try run(arguments, environment: daemon.clientEnvironment, input: input, socket: socket) }
+        return try TestEnvironment.withTemporaryHome { try run(arguments, environment: $0, input: input, socket: socket ?? "/nonexistent/socket") }
+    }
+
+    private static func run(_ arguments: [String], environment: [String: String], input: String?, socket: String?) throws -> Result {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
-        environment["DEFAULTSD_SOCKET"] = socket ?? daemon?.socketPath ?? "/nonexistent/socket"
+        var environment = environment
+        if let socket { environment["DEFAULTSD_SOCKET"] = socket }
         process.environment = environment
         let out = Pipe(), err = Pipe(), inp = Pipe()
         process.standardOutput = out
@@ -265,7 +271,7 @@ import Testing
             let process = Process()
             process.executableURL = URL(fileURLWithPath: Self.binary)
             process.arguments = ["watch", "com.example.bridge"] + (json ? ["--json"] : [])
-            process.environment = ProcessInfo.processInfo.environment.merging(["DEFAULTSD_SOCKET": daemon.socketPath]) { $1 }
+            process.environment = daemon.clientEnvironment
             let out = Pipe()
             let err = Pipe()
             process.standardOutput = out

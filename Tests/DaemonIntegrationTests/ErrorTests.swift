@@ -104,6 +104,7 @@ import Testing
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
         process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", "socat", "-t", "5", "-", "UNIX-CONNECT:" + daemon.socketPath]
+        process.environment = daemon.clientEnvironment
         let input = Pipe()
         let output = Pipe()
         process.standardInput = input

@@ -63,7 +63,7 @@ import Testing
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
             process.arguments = ["-c", example.command]
-            var environment = ProcessInfo.processInfo.environment
+            var environment = daemon.clientEnvironment
             environment["SOCK"] = daemon.socketPath
             environment["BUNDLE"] = Self.bundle
             process.environment = environment

@@ -31,7 +31,7 @@ import Testing
         let process = Process()
         process.executableURL = URL(fileURLWithPath: DaemonProcess.binary)
         process.arguments = ["--socket", directory + "/socket", "--storage-dir", directory + "/storage"]
-        process.environment = ProcessInfo.processInfo.environment.merging(["NOTIFY_SOCKET": notify.path]) { $1 }
+        process.environment = TestEnvironment.isolated(home: directory + "/home").merging(["NOTIFY_SOCKET": notify.path]) { $1 }
         process.standardError = FileHandle.nullDevice
         try process.run()
         defer { process.terminate(); process.waitUntilExit() }
@@ -139,6 +139,7 @@ import Testing
         activator.executableURL = URL(fileURLWithPath: "/usr/bin/systemd-socket-activate")
         activator.arguments = ["--listen=" + socketPath, DaemonProcess.binary, "--storage-dir", directory + "/storage",
                                "--socket", directory + "/unused.socket"]
+        activator.environment = TestEnvironment.isolated(home: directory + "/home")
         let errors = Pipe()
         activator.standardError = errors
         let log = LogBuffer()
@@ -169,6 +170,7 @@ import Testing
         activator.executableURL = URL(fileURLWithPath: "/usr/bin/systemd-socket-activate")
         activator.arguments = ["--datagram", "--listen=" + directory + "/dgram", DaemonProcess.binary,
                                "--storage-dir", directory + "/storage", "--socket", directory + "/unused.socket"]
+        activator.environment = TestEnvironment.isolated(home: directory + "/home")
         let errors = Pipe()
         activator.standardError = errors
         let log = LogBuffer()
@@ -267,7 +269,7 @@ import Testing
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/systemd-analyze")
         process.arguments = (kind == "user" ? ["--user"] : []) + ["verify"] + units
-        process.environment = ProcessInfo.processInfo.environment.merging(["XDG_RUNTIME_DIR": runtime]) { $1 }
+        process.environment = TestEnvironment.isolated(home: directory + "/home").merging(["XDG_RUNTIME_DIR": runtime]) { $1 }
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
         let errors = Pipe()
         process.standardError = errors

@@ -2,7 +2,8 @@ import DefaultsCore
 import Foundation
 import LineSocket
 
-/// The real `defaultsd` binary on a temporary socket and storage directory.
+/// The real `defaultsd` binary on a temporary socket and storage directory, with a private `HOME`
+/// and XDG directories (``TestEnvironment``), so nothing of the invoking user's setup reaches it.
 ///
 /// Shared by the test targets that run the real daemon; `socketName` lets a second daemon serve
 /// the same storage on another socket.
@@ -20,13 +21,19 @@ public final class DaemonProcess: @unchecked Sendable {
     public let storagePath: String
     public let arguments: [String]
     public let environment: [String: String]
+    /// The private home of this daemon and of the processes a test starts beside it.
+    public let home: String
+    /// What the daemon's environment was made from (the test runner's own, unless a test says otherwise).
+    public let inheritedEnvironment: [String: String]
     public private(set) var process: Process
     private let log = LogBuffer()
 
     /// Starts a daemon in a new temporary directory, or on `reusing` another daemon's directory.
+    /// `environment` is added to the isolated one; `inheriting` stands in for the test runner's
+    /// environment (to show that the user's own setup does not leak in).
     public init(
         arguments: [String] = [], environment: [String: String] = [:], reusing other: DaemonProcess? = nil,
-        socketName: String = "socket"
+        socketName: String = "socket", inheriting: [String: String] = ProcessInfo.processInfo.environment
     ) throws {
         directory = other?.directory ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("defaultsd-test-\(UUID().uuidString.prefix(8))").path
@@ -35,37 +42,48 @@ public final class DaemonProcess: @unchecked Sendable {
         storagePath = directory + "/storage"
         self.arguments = arguments
         self.environment = environment
+        home = directory + "/home"
+        inheritedEnvironment = inheriting
         ownsDirectory = other == nil
         process = Process()
         try launch()
     }
 
-    /// Starts the binary and returns once it logs that it is listening.
+    /// The environment for a process that talks to this daemon (`defaults`, an example app, a
+    /// shell running socat): the daemon's private home, and `DEFAULTSD_SOCKET` naming its socket.
+    public var clientEnvironment: [String: String] {
+        TestEnvironment.isolated(home: home, inheriting: inheritedEnvironment).merging(["DEFAULTSD_SOCKET": socketPath]) { $1 }
+    }
+
+    /// Starts the binary and returns once this process (not an earlier one of a restart) logs that
+    /// it is listening.
     private func launch() throws {
         process = Process()
         process.executableURL = URL(fileURLWithPath: DaemonProcess.binary)
         process.arguments = ["--socket", socketPath, "--storage-dir", storagePath] + arguments
-        var inherited = ProcessInfo.processInfo.environment
-        for key in ["NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID", "WATCHDOG_USEC", "WATCHDOG_PID", "JOURNAL_STREAM"] {
-            inherited[key] = nil
-        }
-        process.environment = inherited.merging(environment) { $1 }
+        process.environment = TestEnvironment.isolated(home: home, inheriting: inheritedEnvironment).merging(environment) { $1 }
         let stderr = Pipe()
         process.standardError = stderr
         process.standardOutput = FileHandle.nullDevice  // never hold the test runner's output open
         let ready = DispatchSemaphore(value: 0)
         let log = self.log
+        // Only what this process wrote is searched: the log kept across restarts already says "listening".
+        nonisolated(unsafe) var ownOutput = ""
         nonisolated(unsafe) var signalled = false
         stderr.fileHandleForReading.readabilityHandler = { handle in
             let chunk = handle.availableData
             if chunk.isEmpty {
                 handle.readabilityHandler = nil
-                ready.signal()
+                if !signalled { ready.signal() }
                 return
             }
-            let text = log.append(String(decoding: chunk, as: UTF8.self))
-            if !signalled, text.contains("listening") {
+            let text = String(decoding: chunk, as: UTF8.self)
+            _ = log.append(text)
+            guard !signalled else { return }
+            ownOutput += text
+            if ownOutput.contains(" listening") {
                 signalled = true
+                ownOutput = ""
                 ready.signal()
             }
         }
@@ -153,11 +171,18 @@ public struct FinishedRun: Sendable {
 extension DaemonProcess {
     /// Runs the binary to completion (for runs that are expected to end by themselves:
     /// `--print-config`, a refused configuration, a refused socket).
+    /// `environment` replaces the whole environment; without it the run gets an isolated one
+    /// (``TestEnvironment``) in a temporary home.
     public static func runToCompletion(_ arguments: [String], environment: [String: String]? = nil) throws -> FinishedRun {
+        if let environment { return try run(arguments, environment: environment) }
+        return try TestEnvironment.withTemporaryHome { try run(arguments, environment: $0) }
+    }
+
+    private static func run(_ arguments: [String], environment: [String: String]) throws -> FinishedRun {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = arguments
-        if let environment { process.environment = environment }
+        process.environment = environment
         let output = Pipe(), errors = Pipe()
         process.standardOutput = output
         process.standardError = errors

@@ -129,6 +129,7 @@ struct CoherenceTests {
             "--listen=" + socketPath, DaemonProcess.binary, "--storage-dir", daemon.storagePath,
             "--socket", daemon.directory + "/unused.socket",
         ]
+        activator.environment = daemon.clientEnvironment
         let errors = Pipe()
         activator.standardError = errors
         activator.standardOutput = FileHandle.nullDevice

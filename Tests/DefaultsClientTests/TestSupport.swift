@@ -139,8 +139,7 @@ final class BridgeControlProcess: @unchecked Sendable {
     init(_ daemon: DaemonProcess, _ arguments: [String], appDomain: String = "com.example.BridgeControl") throws {
         process.executableURL = URL(fileURLWithPath: BridgeControlProcess.binary)
         process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
-        environment["DEFAULTSD_SOCKET"] = daemon.socketPath
+        var environment = daemon.clientEnvironment
         environment["DEFAULTSD_APP_DOMAIN"] = appDomain
         process.environment = environment
         let output = Pipe()
