@@ -65,7 +65,7 @@ let package = Package(
         .target(
             name: "DefaultsTool",
             dependencies: [
-                "DefaultsCore", "LineSocket",
+                "DefaultsCore", "LineSocket", "SettingsBundles",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

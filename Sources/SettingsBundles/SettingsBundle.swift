@@ -63,6 +63,12 @@ public struct SettingsBundle: Sendable {
 
     public var root: Page? { rootFile.flatMap { pages[$0] } }
 
+    /// The root page's `Title`, localised; nil when it has none (a list then shows the domain).
+    public var title: String? {
+        guard let root, let title = root.title, !title.isEmpty else { return nil }
+        return localized(title, in: root)
+    }
+
     /// The strings table a page's titles are looked up in, under the bundle's ``StringsTablePolicy``.
     public func stringsTable(for page: Page) -> String? {
         if let table = page.stringsTable { return table }

@@ -74,7 +74,7 @@ import Testing
             general[1].value == CurrentValue(value: nil, source: .stored(origin: "com.example.bridge"), isMasked: true))
         #expect(general[1].control == .textField(isSecure: true, keyboardType: .numberPad))
         #expect(general[1].displayValue == "••••")
-        #expect(general[3].control == .toggleSwitch(isOn: false))
+        #expect(general[3].control == .toggleSwitch(isOn: false, trueValue: true, falseValue: false))
         #expect(general[3].displayValue == "OFF")
         guard case .multiValue(let ranks) = general[2].control else {
             Issue.record("rank is not a multi-value")
@@ -178,7 +178,7 @@ import Testing
                   Build             42
                   Token
 
-                  Unmatched
+                  Unmatched         9 (not one of the choices)
                     A gap with a footer
                     over two lines.
 

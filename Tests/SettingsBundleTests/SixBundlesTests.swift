@@ -202,8 +202,8 @@ import Testing
             }.first)
         let advancedRows = advancedPane.sections.flatMap(\.rows)
         #expect(advancedPane.title == "Advanced")
-        #expect(advancedRows.first { $0.key == "switchOther" }?.control == .toggleSwitch(isOn: true))
-        #expect(advancedRows.first { $0.key == "AutoConnect" }?.control == .toggleSwitch(isOn: false))
+        #expect(advancedRows.first { $0.key == "switchOther" }?.control == .toggleSwitch(isOn: true, trueValue: .integer(1), falseValue: .integer(2)))
+        #expect(advancedRows.first { $0.key == "AutoConnect" }?.control == .toggleSwitch(isOn: false, trueValue: true, falseValue: false))
         #expect(bundle.validate(.integer(2), forKey: "switchOther") == .ok)
         #expect(
             bundle.validate(false, forKey: "switchOther")

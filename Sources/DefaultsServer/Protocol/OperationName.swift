@@ -8,7 +8,7 @@ import DefaultsCore
 enum OperationName: String, CaseIterable, Sendable {
     case get, set, ping, hello, remove, apply, lookup, subscribe, unsubscribe, synchronize
     case register, domains, replaceDomain, deleteDomain, export, `import`, stats
-    case bundleDefaults, describeBundle, registerBundle
+    case bundleDefaults, describeBundle, registerBundle, listBundles
 
     /// The operation a request names; nil for a name the protocol does not have (the caller
     /// then reads the text to word the error).

@@ -146,6 +146,21 @@ struct Operations {
                 ("path", .string(server.bundles.bundle(for: domain)?.path)),
             ])
 
+        case .listBundles:
+            var list = JSONWriter()
+            list.beginArray()
+            for (domain, installed) in server.bundles.installed.sorted(by: { $0.key < $1.key }) {
+                list.beginObject()
+                list.key("domain"); list.string(domain.rawValue)
+                list.key("title"); if let title = installed.bundle.title { list.string(title) } else { list.null() }
+                list.key("path"); list.string(installed.path)
+                list.key("language"); if let language = installed.bundle.language { list.string(language) } else { list.null() }
+                list.key("diagnostics"); list.integer(Int64(installed.bundle.diagnostics.count))
+                list.endObject()
+            }
+            list.endArray()
+            return Reply([("bundles", .raw(list.bytes))])
+
         case .describeBundle:
             let domain = try session.domain(of: request)
             guard let installed = server.bundles.bundle(for: domain) else {
@@ -233,7 +248,7 @@ struct Operations {
             pane = bundle.describe(lookup: lookup)
         }
         var tree = JSONWriter()
-        if let pane { pane.write(into: &tree) } else { tree.null() }
+        if let pane { pane.writeJSON(into: &tree) } else { tree.null() }
         var fields: [(String, Reply.Field)] = [
             ("path", .string(path)),
             ("language", .string(bundle.language)),

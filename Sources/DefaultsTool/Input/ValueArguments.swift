@@ -20,6 +20,11 @@ public enum ValueArguments {
     static let scalarFlags = ["-string", "-data", "-int", "-integer", "-float", "-bool", "-boolean", "-date"]
     static let compositeFlags = ["-array", "-array-add", "-dict", "-dict-add"]
 
+    /// Whether `word` is one of the flags that type a value (`-int`, `-array`, ...).
+    public static func isTypeFlag(_ word: String) -> Bool {
+        scalarFlags.contains(word.lowercased()) || compositeFlags.contains(word.lowercased())
+    }
+
     public static func parse(_ arguments: [String]) throws(ToolError) -> WriteRequest {
         guard let first = arguments.first else { throw ToolError.usage }
         let request: WriteRequest

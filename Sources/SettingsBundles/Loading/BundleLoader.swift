@@ -241,7 +241,7 @@ struct BundleLoader {
         }
         return Page(
             file: file, format: read.format, stringsTable: stringsTable, applicationGroup: applicationGroup,
-            specifiers: specifiers)
+            title: root["Title"]?.stringValue, specifiers: specifiers)
     }
 
     /// The page a child pane's `File` names: `File` + `.plist` (never replacing an extension,

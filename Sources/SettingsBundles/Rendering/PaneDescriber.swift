@@ -86,7 +86,7 @@ extension SettingsBundle {
             }
         case .toggleSwitch(let toggle):
             let isOn = shown.map { Self.isOn($0, toggle) } ?? false
-            control = .toggleSwitch(isOn: isOn)
+            control = .toggleSwitch(isOn: isOn, trueValue: toggle.trueValue ?? .bool(true), falseValue: toggle.falseValue ?? .bool(false))
             display = isOn ? "ON" : "OFF"
         case .slider(let slider):
             control = .slider(
@@ -101,11 +101,11 @@ extension SettingsBundle {
         case .multiValue(let choices):
             let options = self.options(choices, selected: shown, in: page)
             control = .multiValue(options: options)
-            display = options.first(where: \.isSelected).map { $0.shortTitle ?? $0.title } ?? ""
+            display = options.first(where: \.isSelected).map { $0.shortTitle ?? $0.title } ?? Self.notAChoice(shown)
         case .radioGroup(let choices, _):
             let options = self.options(choices, selected: shown, in: page)
             control = .radioGroup(options: options)
-            display = options.first(where: \.isSelected)?.title ?? ""
+            display = options.first(where: \.isSelected)?.title ?? Self.notAChoice(shown)
         case .titleValue(let choices):
             control = .titleValue
             if let shown {
@@ -125,7 +125,14 @@ extension SettingsBundle {
         }
         return PaneDescription.Row(
             location: specifier.location, type: specifier.type, key: specifier.key, suite: specifier.suite,
-            title: title, value: value, control: control, displayValue: display)
+            title: title, value: value, defaultValue: specifier.storesValue ? specifier.defaultValue : nil, control: control,
+            displayValue: display)
+    }
+
+    /// What a multi-value or radio group shows for a value that is none of its choices (a
+    /// `DefaultValue` missing from `Values`, or a value written by an app): flagged, never blank.
+    static func notAChoice(_ value: PlistValue?) -> String {
+        value.map { "\($0.quotedText) (not one of the choices)" } ?? ""
     }
 
     /// Settings shows a toggle ON when its value equals TrueValue, OFF when it equals FalseValue,

@@ -52,14 +52,19 @@ public struct PaneDescription: Sendable, Hashable {
         public var title: String?
         /// The value shown; nil for rows without one (child panes, unknown specifiers).
         public var value: CurrentValue?
+        /// The specifier's `DefaultValue`, which "Reset to default" returns to; nil when it has none.
+        public var defaultValue: PlistValue?
         public var control: Control
         /// The value as the row shows it: `ON`, `Captain`, `••••`, `5 (1–10)`; empty when none.
+        /// A multi-value whose value is none of its `Values` shows the value and says so
+        /// (Settings would show an empty row).
         public var displayValue: String
 
         public init(
             location: SpecifierLocation, type: String?, key: String?, suite: DomainName?, title: String?,
-            value: CurrentValue?, control: Control, displayValue: String
+            value: CurrentValue?, defaultValue: PlistValue? = nil, control: Control, displayValue: String
         ) {
+            self.defaultValue = defaultValue
             self.location = location
             self.type = type
             self.key = key
@@ -73,7 +78,9 @@ public struct PaneDescription: Sendable, Hashable {
 
     public enum Control: Sendable, Hashable {
         case textField(isSecure: Bool, keyboardType: KeyboardType)
-        case toggleSwitch(isOn: Bool)
+        /// `trueValue` and `falseValue` are what the switch stores: its `TrueValue` and
+        /// `FalseValue`, else `true` and `false`.
+        case toggleSwitch(isOn: Bool, trueValue: PlistValue, falseValue: PlistValue)
         case slider(minimum: Double?, maximum: Double?, minimumImage: String?, maximumImage: String?)
         case multiValue(options: [Option])
         /// The choices are shown as rows of the radio group's section, the selected one checked.

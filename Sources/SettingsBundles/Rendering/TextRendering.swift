@@ -1,5 +1,25 @@
 import DefaultsCore
 
+/// What a text rendering adds to the Settings app's own layout.
+///
+/// ```swift
+/// pane.renderedText(TextRenderingOptions(showsKeys: true, showsChoices: true, keyStyle: { "\u{1B}[2m" + $0 + "\u{1B}[0m" }))
+/// ```
+public struct TextRenderingOptions: Sendable {
+    /// Each row's key in a column beside its title, so a person can name it to `defaults`.
+    public var showsKeys: Bool
+    /// A multi-value's choices under its row, `title = value`, the selected one checked.
+    public var showsChoices: Bool
+    /// Applied to each key (not to its padding), to dim it on a terminal, say.
+    public var keyStyle: @Sendable (String) -> String
+
+    public init(showsKeys: Bool = false, showsChoices: Bool = false, keyStyle: @escaping @Sendable (String) -> String = { $0 }) {
+        self.showsKeys = showsKeys
+        self.showsChoices = showsChoices
+        self.keyStyle = keyStyle
+    }
+}
+
 extension PaneDescription {
     /// The pane as text, laid out as Settings does: section titles in capitals, one row per
     /// specifier with its title and value (toggles `ON`/`OFF`, the selected title of a
@@ -12,14 +32,20 @@ extension PaneDescription {
     ///   Commanding Officer  Picard
     ///   Warp Drive          ON
     /// ```
-    public func renderedText() -> String {
+    public func renderedText(_ options: TextRenderingOptions = TextRenderingOptions()) -> String {
         let shown = sections.map { section in
             section.rows.filter { if case .unknown = $0.control { false } else { true } }
         }
         // A radio group's title is its section's header, not a row title: it takes no column.
-        let width =
-            shown.joined().filter { if case .radioGroup = $0.control { false } else { true } }
-            .map { Self.columns($0.title ?? "") }.max() ?? 0
+        let titled = shown.joined().filter { if case .radioGroup = $0.control { false } else { true } }
+        let width = titled.map { Self.columns($0.title ?? "") }.max() ?? 0
+        let keyWidth = options.showsKeys ? shown.joined().map { Self.columns($0.key ?? "") }.max() ?? 0 : 0
+        func line(_ title: String?, _ key: String?, _ value: String) -> String {
+            guard options.showsKeys else { return Self.line(title, value, width: width) }
+            let key = key ?? ""
+            let keyColumn = (key.isEmpty ? "" : options.keyStyle(key)) + String(repeating: " ", count: max(0, keyWidth - Self.columns(key)))
+            return Self.line(title, keyColumn + "  " + value, width: width)
+        }
         var lines: [String] = []
         for (section, rows) in zip(sections, shown) {
             let header = section.title.flatMap { $0.isEmpty ? nil : $0.uppercased() }
@@ -29,12 +55,19 @@ extension PaneDescription {
             if let header { lines.append(header) }
             for row in rows {
                 switch row.control {
-                case .radioGroup(let options):
-                    lines += options.map { "  " + ($0.isSelected ? "✓ " : "  ") + $0.title }
+                case .radioGroup(let choices):
+                    if options.showsKeys, let key = row.key { lines.append("  " + options.keyStyle(key)) }
+                    lines += choices.map { "  " + ($0.isSelected ? "✓ " : "  ") + $0.title + Self.choiceValue($0, options) }
+                    if !choices.contains(where: \.isSelected), !row.displayValue.isEmpty { lines.append("    " + row.displayValue) }
                 case .childPane:
-                    lines.append(Self.line(row.title, ">", width: width))
+                    lines.append(line(row.title, nil, ">"))
+                case .multiValue(let choices):
+                    lines.append(line(row.title, row.key, row.displayValue))
+                    if options.showsChoices {
+                        lines += choices.map { "      " + ($0.isSelected ? "✓ " : "  ") + $0.title + Self.choiceValue($0, options) }
+                    }
                 default:
-                    lines.append(Self.line(row.title, row.displayValue, width: width))
+                    lines.append(line(row.title, row.key, row.displayValue))
                 }
             }
             if let footer {
@@ -42,6 +75,12 @@ extension PaneDescription {
             }
         }
         return lines.map(Self.trimmingTrailingSpaces).joined(separator: "\n") + "\n"
+    }
+
+    /// ` = 15` after a choice's title, when choices are shown and the value differs from the title.
+    private static func choiceValue(_ option: Option, _ options: TextRenderingOptions) -> String {
+        guard options.showsChoices, option.value.displayText != option.title else { return "" }
+        return " = " + option.value.displayText
     }
 
     private static func line(_ title: String?, _ value: String, width: Int) -> String {

@@ -22,13 +22,19 @@ public struct Page: Sendable, Hashable {
     public var stringsTable: String?
     /// The page's `ApplicationGroupContainerIdentifier`, inherited by its specifiers.
     public var applicationGroup: String?
+    /// The page's top-level `Title` as written, when it is a string. Apple's Settings ignores it;
+    /// InAppSettingsKit and defaultsd show a root page's as the bundle's title.
+    public var title: String?
     /// The specifiers that are dictionaries, in file order. Their ``Specifier/location`` keeps the
     /// index in the file, so it skips the entries that are not dictionaries.
     public var specifiers: [Specifier]
 
-    public init(file: String, format: Format, stringsTable: String?, applicationGroup: String?, specifiers: [Specifier])
-    {
+    public init(
+        file: String, format: Format, stringsTable: String?, applicationGroup: String?, title: String? = nil,
+        specifiers: [Specifier]
+    ) {
         self.file = file
+        self.title = title
         self.format = format
         self.stringsTable = stringsTable
         self.applicationGroup = applicationGroup

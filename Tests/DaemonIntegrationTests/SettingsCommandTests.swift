@@ -1,0 +1,117 @@
+import DefaultsCore
+import DaemonTestSupport
+import Foundation
+import LineSocket
+import Testing
+
+/// `defaults settings` as a person uses it: the installed bundles listed, a pane with its keys and
+/// choices, the loader's diagnostics, and `set` acting like the Settings app (only keys the bundle
+/// describes, a row named by its title, a bare word read as the row's control stores it).
+@Suite struct SettingsCommandTests {
+    static let meshtastic = "com.meshtastic.app"
+    static let bridge = "com.example.BridgeControl"
+
+    /// A daemon with the Bridge Control fixture and Meshtastic's bundle from the corpus (linked, read in place).
+    func daemon() throws -> (DaemonProcess, String) {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("bundles-\(UUID().uuidString.prefix(8))").path
+        for domain in [Self.bridge, Self.meshtastic] {
+            try FileManager.default.createDirectory(atPath: root + "/" + domain, withIntermediateDirectories: true)
+        }
+        try FileManager.default.copyItem(atPath: SharedData.bridgeControlBundle, toPath: root + "/\(Self.bridge)/Settings.bundle")
+        try FileManager.default.createSymbolicLink(
+            atPath: root + "/\(Self.meshtastic)/Settings.bundle",
+            withDestinationPath: SharedData.settingsBundles.appendingPathComponent("meshtastic__Meshtastic-Apple/Settings.bundle").path)
+        let config = root + "/defaultsd.json"
+        try #"{ "settingsBundleDirectories": ["\#(root)"] }"#.write(toFile: config, atomically: true, encoding: .utf8)
+        return (try DaemonProcess(arguments: ["--config", config]), root)
+    }
+
+    func defaults(_ daemon: DaemonProcess, _ arguments: String...) throws -> DefaultsCommandTests.Result {
+        try DefaultsCommandTests.run(daemon, arguments)
+    }
+
+    @Test func theInstalledBundlesAreListed() throws {
+        let (daemon, root) = try daemon()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let list = try defaults(daemon, "settings")
+        #expect(list.status == 0 && list.err.isEmpty)
+        #expect(
+            list.out == """
+                DOMAIN                     TITLE  DIAGNOSTICS  PATH
+                com.example.BridgeControl  -      0            \(root)/com.example.BridgeControl/Settings.bundle
+                com.meshtastic.app         -      1            \(root)/com.meshtastic.app/Settings.bundle
+
+                """)
+        let json = try JSONParser.parse(try defaults(daemon, "settings", "--json").out)
+        guard case .array(let bundles) = json else { Issue.record("not an array: \(json)"); return }
+        #expect(bundles.map { $0["domain"] } == [.string(Self.bridge), .string(Self.meshtastic)])
+        #expect(bundles.map { $0["diagnostics"] } == [.integer(0), .integer(1)])
+        #expect(bundles.map { $0["language"] } == [.string("en"), .string("en")])
+
+        let diagnostics = try defaults(daemon, "settings", Self.meshtastic, "--diagnostics")
+        #expect(diagnostics.status == 0)
+        #expect(
+            diagnostics.out == """
+                Root.plist[2]: warning DEFAULT_NOT_IN_VALUES: DefaultValue string "Thirty Seconds" is not among Values \
+                (10, 15, 30, 45, 60, 300, 600, 900) (it is one of the Titles)
+
+                """)
+        #expect(try defaults(daemon, "settings", Self.bridge, "--diagnostics").out == "No diagnostics\n")
+    }
+
+    @Test func thePaneShowsKeysChoicesAndAValueThatIsNoChoice() throws {
+        let (daemon, root) = try daemon()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let pane = try defaults(daemon, "settings", Self.meshtastic)
+        #expect(pane.status == 0)
+        // Not a terminal: the keys are plain text.
+        #expect(pane.out.contains(
+            "  Interval                                            provideLocationInterval      \"Thirty Seconds\" (not one of the choices)\n"),
+            "\(pane.out)")
+        let choices = try defaults(daemon, "settings", Self.bridge, "--choices")
+        #expect(choices.out.contains("""
+              Rank                rank               Ensign
+                  ✓ Ensign
+                    Lieutenant
+            """), "\(choices.out)")
+        #expect(choices.out.contains("  Warp Drive          warp               ON\n"))
+    }
+
+    @Test func setActsLikeTheSettingsApp() throws {
+        let (daemon, root) = try daemon()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let client = try daemon.connect()
+        func stored(_ domain: String) throws -> String { try client.request(#"{"op":"get","domain":"\#(domain)"}"#) }
+
+        // A row named by its title; a bare 30 is the integer the multi-value's Values hold.
+        #expect(try defaults(daemon, "settings", Self.meshtastic, "set", "Interval", "30").status == 0)
+        #expect(try stored(Self.meshtastic) == #"{"ok":true,"value":{"provideLocationInterval":30},"generation":1}"#)
+        // A choice by its title.
+        #expect(try defaults(daemon, "settings", Self.meshtastic, "set", "provideLocationInterval", "ten seconds").status == 0)
+        #expect(try stored(Self.meshtastic) == #"{"ok":true,"value":{"provideLocationInterval":10},"generation":2}"#)
+
+        // Not a choice, and not a key: refused, naming what there is, and nothing is written.
+        let notAChoice = try defaults(daemon, "settings", Self.meshtastic, "set", "Interval", "31")
+        #expect(notAChoice.status == 1)
+        #expect(notAChoice.message.hasPrefix("provideLocationInterval must be one of: Ten Seconds (10), Fifteen Seconds (15), "))
+        let junk = try defaults(daemon, "settings", Self.meshtastic, "set", "Intervals", "30")
+        #expect(junk.status == 1)
+        #expect(junk.message.hasPrefix(#"The bundle has no setting "Intervals"; its settings are: provideLocation ("Share Location"), provideLocationInterval ("Interval"), "#))
+        #expect(try stored(Self.meshtastic) == #"{"ok":true,"value":{"provideLocationInterval":10},"generation":2}"#)
+
+        // A switch takes on/off, a slider a number of its DefaultValue's type, a choice its title in any case.
+        for (name, word) in [("Warp Drive", "off"), ("warpFactor", "7"), ("rank", "captain"), ("officer", "Jean-Luc Picard")] {
+            let result = try defaults(daemon, "settings", Self.bridge, "set", name, word)
+            #expect(result.status == 0 && result.err.isEmpty, "\(name) \(word): \(result.err)")
+        }
+        #expect(
+            try stored(Self.bridge)
+                == #"{"ok":true,"value":{"officer":"Jean-Luc Picard","rank":"Captain","warp":false,"warpFactor":7.0},"generation":4}"#)
+        // Typed values are still taken as written, and checked by the daemon.
+        let tooFast = try defaults(daemon, "settings", Self.bridge, "set", "warpFactor", "-int", "11")
+        #expect(tooFast.status == 1 && tooFast.message.contains("warpFactor must be a number from 1 to 10"))
+        let notASwitchWord = try defaults(daemon, "settings", Self.bridge, "set", "warp", "maybe")
+        #expect(notASwitchWord.status == 1)
+        #expect(notASwitchWord.message == "warp is a switch: give on or off (also yes/no, true/false)\n")
+    }
+}
