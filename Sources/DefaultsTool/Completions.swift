@@ -90,7 +90,10 @@ struct DefaultsCompletionModel: ParsableCommand {
     }
     struct Sync: ParsableCommand {}
     struct Settings: ParsableCommand {
-        @Argument(completion: .custom(completeDomains)) var domain: String
+        @Flag var json = false
+        @Flag var choices = false
+        @Flag var diagnostics = false
+        @Argument(completion: .custom(completeDomains)) var domain: String?
         @Argument var rest: [String] = []
     }
     struct Help: ParsableCommand {}

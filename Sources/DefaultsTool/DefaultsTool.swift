@@ -39,6 +39,9 @@ public enum DefaultsTool {
         } catch let error as ToolError {
             switch error {
             case .usage: return usage(console)
+            case .misuse(let problem):
+                console.log(problem)
+                return usage(console)
             case .failure(let message):
                 console.log(message)
                 return 1

@@ -1,5 +1,5 @@
-/// The usage text, as macOS prints it (Apple's typo `Key>` included), followed by what this
-/// port adds.
+/// The usage text, as macOS prints it (Apple's typo `Key>` included) less the paths to plist files
+/// this port does not take as domains, followed by what this port adds.
 public enum Usage {
     public static let macOS = """
         Command line interface to a user's defaults.
@@ -32,7 +32,6 @@ public enum Usage {
           help                                 print this help
 
         <domain> is ( <domain_name> | -app <application_name> | -globalDomain )
-                 or a path to a file omitting the '.plist' extension
 
         <value> is one of:
           <value_rep>
@@ -55,10 +54,17 @@ public enum Usage {
 
           watch [<domain> ...]                 prints every change as it happens (Ctrl-C to stop)
           sync                                 waits until every change is on disk
-          settings <domain> [<pane>]           shows the domain's Settings bundle pane
-          settings <domain> set <key> <value>  writes a value, checked against the bundle
+          settings                             lists the installed Settings bundles
+          settings <domain> [<pane>]           shows a pane of the domain's Settings bundle,
+                                               each row's key beside its title
+            --choices                          ... with each multi-value's choices
+            --diagnostics                      shows what was found wrong in the bundle
+          settings <domain> set <key> <value>  changes a setting as the Settings app would:
+                                               <key> may be a row's title; a bare <value> is
+                                               read as the row stores it (on/off for a switch,
+                                               a choice's title or value, a slider's number)
 
-          --json                               (read, domains, find, watch) prints JSON instead
+          --json                               (read, domains, find, watch, settings) prints JSON instead
           --socket <path>                      talks to the defaultsd listening on <path>
                                                (also $DEFAULTSD_SOCKET)
           --generate-completion-script <shell> prints a bash, zsh or fish completion script

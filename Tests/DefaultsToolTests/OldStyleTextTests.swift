@@ -118,8 +118,8 @@ import Testing
 @Suite struct ValueArgumentsTests {
     static let typed: [([String], PlistValue)] = [
         (["-string", "5"], .string("5")), (["-int", "5"], .integer(5)), (["-integer", "-12abc"], .integer(-12)),
-        (["-int", "abc"], .integer(0)), (["-int", "99999999999999999999"], .integer(.max)), (["-float", "2.5"], .real(2.5)),
-        (["-float", "junk"], .real(0)), (["-bool", "YES"], .bool(true)), (["-boolean", "false"], .bool(false)),
+        (["-int", "99999999999999999999"], .integer(.max)), (["-float", "2.5"], .real(2.5)),
+        (["-float", "-.5e1x"], .real(-5)), (["-float", " 7"], .real(7)), (["-bool", "YES"], .bool(true)), (["-boolean", "false"], .bool(false)),
         (["-data", "0102ff"], .data(Data([1, 2, 255]))), (["-data", "abc"], .data(Data([0x0a, 0xbc]))),
     ]
     static let dates: [([String], PlistValue)] = [
@@ -154,9 +154,21 @@ import Testing
     }
 
     @Test(arguments: [
-        (["-bool", "1"], ToolError.usage), (["-bool"], .usage), (["-data", "0x01"], .usage), (["-date", "tomorrow"], .usage),
+        // macOS prints only the usage for these; this port adds a line that names the problem.
+        (["-bool", "1"], ToolError.misuse(#"-bool takes yes, no, true or false, not "1""#)),
+        (["-bool"], .misuse("-bool needs a value after it")), (["-int"], .misuse("-int needs a value after it")),
+        (["-data", "0x01"], .misuse(#"-data takes hexadecimal digits without 0x, not "0x01""#)),
+        (["-date", "yesterday"], .misuse(#"-date takes 2026-11-21 10:00:00 +0000, 2026-11-21T10:00:00Z or 2026-11-21, not "yesterday""#)),
+        // macOS stores 0 for these; a script that meant a number is better told.
+        (["-float", "abc"], .failure(#"-float needs a number, not "abc"; leaving defaults unchanged."#)),
+        (["-int", "abc"], .failure(#"-int needs an integer, not "abc"; leaving defaults unchanged."#)),
+        (["-float", ""], .failure(#"-float needs a number, not ""; leaving defaults unchanged."#)),
         (["-int", "1", "2"], .failure("Unexpected argument 2; leaving defaults unchanged.")),
-        (["-foo", "1"], .failure("Unexpected argument 1; leaving defaults unchanged.")),
+        // macOS blames the word after an unknown flag; the second line names the flag.
+        (["-strng", "foo"], .failure("""
+            Unexpected argument foo; leaving defaults unchanged.
+            -strng is not a type; the types are -string, -data, -int[eger], -float, -bool[ean], -date, -array, -array-add, -dict, -dict-add
+            """)),
         (["-array", "-array", "x"], .failure("Cannot nest composite types (arrays and dictionaries); exiting")),
         (["-dict", "-int", "1", "v"], .failure("Dictionary keys must be strings")),
         (["-dict", "k"], .failure("Key k lacks a corresponding value")),

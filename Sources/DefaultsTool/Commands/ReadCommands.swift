@@ -104,6 +104,7 @@ extension Command {
         guard arguments.count - index == 1 else { throw ToolError.failure("\nNeed a path to write to") }
         let path = arguments[index]
         let values = try connect().values(of: domain.domain)
+        guard !values.isEmpty else { throw ToolError.failure("\nDomain \(domain.displayName) does not exist\n") }
         if path == "-" {
             console.printRaw(String(decoding: try PropertyListFile.encode(values, format: .xml), as: UTF8.self))
             return

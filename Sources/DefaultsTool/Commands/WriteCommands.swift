@@ -93,7 +93,12 @@ extension Command {
             return
         }
         let key = arguments[index]
-        guard try client.value(of: domain.domain, key: key) != nil else { throw notFound }
+        guard try client.value(of: domain.domain, key: key) != nil else {
+            // macOS says the domain is not found here too, which sends people looking for the wrong thing.
+            guard try !client.values(of: domain.domain).isEmpty else { throw notFound }
+            throw ToolError.failure(
+                "\nThe domain/default pair of (\(domain.rawName), \(key)) does not exist\nDefaults have not been changed.\n")
+        }
         try client.call("remove") { w in
             w.key("domain"); w.string(domain.domain.rawValue)
             w.key("key"); w.string(key)

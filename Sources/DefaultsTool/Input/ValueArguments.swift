@@ -19,6 +19,7 @@ public enum ValueArguments {
     /// The flags that type one value; shell completion offers them too.
     static let scalarFlags = ["-string", "-data", "-int", "-integer", "-float", "-bool", "-boolean", "-date"]
     static let compositeFlags = ["-array", "-array-add", "-dict", "-dict-add"]
+    static let typeNames = "-string, -data, -int[eger], -float, -bool[ean], -date, -array, -array-add, -dict, -dict-add"
 
     /// Whether `word` is one of the flags that type a value (`-int`, `-array`, ...).
     public static func isTypeFlag(_ word: String) -> Bool {
@@ -54,7 +55,12 @@ public enum ValueArguments {
             consumed = offset
         }
         if consumed < arguments.count {
-            throw ToolError.failure("Unexpected argument \(arguments[consumed]); leaving defaults unchanged.")
+            var message = "Unexpected argument \(arguments[consumed]); leaving defaults unchanged."
+            // macOS takes an unknown flag for a string value and blames the word after it.
+            if consumed == 1, first.hasPrefix("-"), first.count > 1, Double(first) == nil {
+                message += "\n\(first) is not a type; the types are \(typeNames)"
+            }
+            throw ToolError.failure(message)
         }
         return request
     }
@@ -76,22 +82,34 @@ public enum ValueArguments {
             offset += 1
             return try literal(token)
         }
-        guard offset + 1 < arguments.count else { throw ToolError.usage }
+        guard offset + 1 < arguments.count else { throw ToolError.misuse("\(token) needs a value after it") }
         let argument = arguments[offset + 1]
         offset += 2
         switch token.lowercased() {
         case "-string": return .string(argument)
         case "-data": return .data(try hexData(argument))
-        case "-int", "-integer": return .integer(longLongValue(argument))
-        case "-float": return .real(doubleValue(argument))
+        case "-int", "-integer":
+            // macOS stores 0 for a value with no number in front; that is never what was meant.
+            guard startsWithNumber(argument) else {
+                throw ToolError.failure("\(token) needs an integer, not \"\(argument)\"; leaving defaults unchanged.")
+            }
+            return .integer(longLongValue(argument))
+        case "-float":
+            guard startsWithNumber(argument) else {
+                throw ToolError.failure("-float needs a number, not \"\(argument)\"; leaving defaults unchanged.")
+            }
+            return .real(doubleValue(argument))
         case "-bool", "-boolean":
             switch argument.lowercased() {
             case "yes", "true": return .bool(true)
             case "no", "false": return .bool(false)
-            default: throw ToolError.usage
+            default: throw ToolError.misuse("\(token) takes yes, no, true or false, not \"\(argument)\"")
             }
         default:
-            guard let date = date(argument) else { throw ToolError.usage }
+            guard let date = date(argument) else {
+                throw ToolError.misuse(
+                    "-date takes 2026-11-21 10:00:00 +0000, 2026-11-21T10:00:00Z or 2026-11-21, not \"\(argument)\"")
+            }
             return .date(date)
         }
     }
@@ -123,11 +141,22 @@ public enum ValueArguments {
     static func hexData(_ text: String) throws(ToolError) -> Data {
         var nibbles: [UInt8] = []
         for character in text {
-            guard let value = character.hexDigitValue else { throw ToolError.usage }
+            guard let value = character.hexDigitValue else {
+                throw ToolError.misuse("-data takes hexadecimal digits without 0x, not \"\(text)\"")
+            }
             nibbles.append(UInt8(value))
         }
         if nibbles.count % 2 == 1 { nibbles.insert(0, at: 0) }
         return Data(stride(from: 0, to: nibbles.count, by: 2).map { nibbles[$0] << 4 | nibbles[$0 + 1] })
+    }
+
+    /// Whether NSString would find a number at the start: leading spaces, a sign, then a digit
+    /// (or a point and a digit).
+    static func startsWithNumber(_ text: String) -> Bool {
+        var characters = Substring(text).drop(while: { $0 == " " || $0 == "\t" || $0 == "\n" })
+        if let sign = characters.first, sign == "-" || sign == "+" { characters = characters.dropFirst() }
+        if characters.first == "." { characters = characters.dropFirst() }
+        return characters.first.map { $0.isASCII && $0.isNumber } ?? false
     }
 
     /// NSString `longLongValue`: leading spaces, a sign, digits up to the first other character; saturates.
