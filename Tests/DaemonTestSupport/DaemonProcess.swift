@@ -23,6 +23,7 @@ public final class DaemonProcess: @unchecked Sendable {
     public let environment: [String: String]
     /// The private home of this daemon and of the processes a test starts beside it.
     public let home: String
+    private let usesDefaultPaths: Bool
     /// What the daemon's environment was made from (the test runner's own, unless a test says otherwise).
     public let inheritedEnvironment: [String: String]
     public private(set) var process: Process
@@ -30,19 +31,23 @@ public final class DaemonProcess: @unchecked Sendable {
 
     /// Starts a daemon in a new temporary directory, or on `reusing` another daemon's directory.
     /// `environment` is added to the isolated one; `inheriting` stands in for the test runner's
-    /// environment (to show that the user's own setup does not leak in).
+    /// environment (to show that the user's own setup does not leak in). With `defaultPaths` the
+    /// daemon is given no socket or storage flags, as `make run` starts it, and so uses the
+    /// default places in its private home.
     public init(
         arguments: [String] = [], environment: [String: String] = [:], reusing other: DaemonProcess? = nil,
-        socketName: String = "socket", inheriting: [String: String] = ProcessInfo.processInfo.environment
+        socketName: String = "socket", inheriting: [String: String] = ProcessInfo.processInfo.environment,
+        defaultPaths: Bool = false
     ) throws {
         directory = other?.directory ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("defaultsd-test-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        socketPath = directory + "/" + socketName
-        storagePath = directory + "/storage"
+        home = directory + "/home"
+        socketPath = defaultPaths ? home + "/run/defaultsd/socket" : directory + "/" + socketName
+        storagePath = defaultPaths ? home + "/.config/defaultsd" : directory + "/storage"
+        self.usesDefaultPaths = defaultPaths
         self.arguments = arguments
         self.environment = environment
-        home = directory + "/home"
         inheritedEnvironment = inheriting
         ownsDirectory = other == nil
         process = Process()
@@ -60,7 +65,7 @@ public final class DaemonProcess: @unchecked Sendable {
     private func launch() throws {
         process = Process()
         process.executableURL = URL(fileURLWithPath: DaemonProcess.binary)
-        process.arguments = ["--socket", socketPath, "--storage-dir", storagePath] + arguments
+        process.arguments = (usesDefaultPaths ? [] : ["--socket", socketPath, "--storage-dir", storagePath]) + arguments
         process.environment = TestEnvironment.isolated(home: home, inheriting: inheritedEnvironment).merging(environment) { $1 }
         let stderr = Pipe()
         process.standardError = stderr
