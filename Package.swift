@@ -118,6 +118,7 @@ let package = Package(
             dependencies: [
                 "DefaultsServer", "DefaultsCore",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),

@@ -39,10 +39,18 @@ public final class DefaultsDaemon: Sendable {
         self.writer = NIOThreadPool(numberOfThreads: 1)
         self.scanner = NIOThreadPool(numberOfThreads: 1)
         let loop = group.next()
-        let store = DefaultsStore(eventLoop: loop, writer: writer, configuration: configuration, logger: logger)
-        let bundles = InstalledBundles(eventLoop: loop, scannerThread: scanner, configuration: configuration, logger: logger)
-        store.check = { [unowned bundles] changeset in bundles.check(changeset) }
-        bundles.onDefaultsChanged = { [unowned store] domain in store.notifier.publishBundleDefaultsChanged(domain) }
+        let files = DomainFiles(directory: configuration.storageDirectory, format: configuration.fileFormat)
+        let notifier = Notifier(eventLoop: loop)
+        let bundles = InstalledBundles(
+            eventLoop: loop, scannerThread: scanner, notifier: notifier, configuration: configuration, logger: logger)
+        let table = DomainTable(eventLoop: loop, files: files)
+        let writeBehind = WriteBehind(
+            eventLoop: loop, source: table, writer: ThreadedFileWriter(eventLoop: loop, thread: writer, files: files),
+            coalesceDelay: configuration.coalesceDelay, maximumCoalesceDelay: configuration.maximumCoalesceDelay,
+            logger: logger)
+        let store = DefaultsStore(
+            table: table, files: files, writeBehind: writeBehind, notifier: notifier, check: bundles,
+            maximumDomainBytes: configuration.maximumDomainBytes, logger: logger)
         self.server = ServerContext(store: store, bundles: bundles, configuration: configuration, logger: logger, daemonUID: getuid())
     }
 

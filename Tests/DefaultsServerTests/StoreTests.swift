@@ -20,12 +20,37 @@ final class StoreFixture {
         configuration.coalesceDelay = coalesce
         writer.start()
         try! DomainFiles(directory: directory, format: .xml).prepare()
-        store = DefaultsStore(eventLoop: group.next(), writer: writer, configuration: configuration, logger: Logger(label: "test"))
+        let loop = group.next()
+        let files = DomainFiles(directory: directory, format: .xml)
+        let table = DomainTable(eventLoop: loop, files: files)
+        let logger = Logger(label: "test")
+        store = DefaultsStore(
+            table: table, files: files,
+            writeBehind: WriteBehind(
+                eventLoop: loop, source: table, writer: ThreadedFileWriter(eventLoop: loop, thread: writer, files: files),
+                coalesceDelay: coalesce, maximumCoalesceDelay: configuration.maximumCoalesceDelay, logger: logger),
+            notifier: Notifier(eventLoop: loop), check: nil, maximumDomainBytes: maximumDomainBytes, logger: logger)
     }
 
+    /// The store, handed to its own loop (NIOLoopBound can only be made there): `value` traps anywhere else.
+    struct OnItsLoop: @unchecked Sendable {
+        private let store: DefaultsStore
+        init(_ store: DefaultsStore) { self.store = store }
+        var value: DefaultsStore {
+            store.eventLoop.preconditionInEventLoop()
+            return store
+        }
+    }
+
+    /// Runs `body` on the store's loop: the only place the store may be used.
     func onLoop<T: Sendable>(_ body: @escaping @Sendable (DefaultsStore) throws -> T) throws -> T {
-        let store = self.store
-        return try store.eventLoop.submit { try body(store) }.wait()
+        let store = OnItsLoop(self.store)
+        return try self.store.eventLoop.submit { try body(store.value) }.wait()
+    }
+
+    func onLoop<T: Sendable>(_ body: @escaping @Sendable (DefaultsStore) -> EventLoopFuture<T>) throws -> T {
+        let store = OnItsLoop(self.store)
+        return try self.store.eventLoop.flatSubmit { body(store.value) }.wait()
     }
 
     deinit {
@@ -164,12 +189,11 @@ final class StoreFixture {
     @Test func synchronizeWritesTheFileAndGenerationsSurvive() throws {
         let fixture = StoreFixture()
         let domain = self.domain
-        let store = fixture.store
-        try store.eventLoop.flatSubmit {
+        try fixture.onLoop { store in
             _ = try? store.apply(Changeset(domain: domain, changes: ["warp": true]), origin: .daemon)
             _ = try? store.apply(Changeset(domain: domain, changes: ["warpFactor": 7]), origin: .daemon)
             return store.synchronize()
-        }.wait()
+        }
         let data = try Data(contentsOf: URL(fileURLWithPath: fixture.directory + "/com.example.bridge.plist"))
         #expect(try PropertyListFile.decode(data) == ["warp": true, "warpFactor": 7])
         #expect(GenerationLedger(files: DomainFiles(directory: fixture.directory, format: .xml)).load() == [domain: 2])

@@ -13,6 +13,9 @@ import NIOPosix
 /// latest `maximumCoalesceDelay` after it first became dirty. A burst of any length is
 /// therefore one write (two when it straddles the maximum delay). `synchronize` is a group
 /// commit: every caller waiting when a flush starts is answered by that one flush.
+///
+/// Owned by the state-owning event loop: every method checks it, in release builds too. Time is
+/// the loop's (`eventLoop.now`), so `EmbeddedEventLoop.advanceTime` drives it in tests.
 final class WriteBehind {
     struct Snapshot: Sendable {
         var domains: [(DomainName, [String: PlistValue])]
@@ -20,14 +23,11 @@ final class WriteBehind {
     }
 
     private let eventLoop: EventLoop
-    private let writer: NIOThreadPool
-    private let files: DomainFiles
-    private let ledger: GenerationLedger
+    private let source: SnapshotSource
+    private let writer: DurableWriter
     private let logger: Logger
     var coalesceDelay: TimeAmount
     var maximumCoalesceDelay: TimeAmount
-    /// Produces the snapshot of the given dirty domains; supplied by the store, which owns the values.
-    var takeSnapshot: ((Set<DomainName>) -> Snapshot)!
 
     private var dirty: Set<DomainName> = []
     /// The domain most recently added to `dirty`: a burst to one domain skips the set look-up.
@@ -35,37 +35,43 @@ final class WriteBehind {
     private var writeSequence: UInt64 = 0
     private var durableSequence: UInt64 = 0
     private var firstDirtyAt: NIODeadline?
-    private var lastWriteAt: NIODeadline = .now()
+    private var lastWriteAt: NIODeadline
     private var timer: Scheduled<Void>?
-    private var timerDeadline: NIODeadline?
     private var flushInFlight = false
-    private var retryDelay: TimeAmount = .milliseconds(100)
+    private(set) var retryDelay = WriteBehind.firstRetryDelay
     private var waiters: [(sequence: UInt64, promise: EventLoopPromise<Void>)] = []
+
+    /// The wait before the first retry of a failed write; it doubles with each failure up to ``longestRetryDelay``.
+    static let firstRetryDelay = TimeAmount.milliseconds(100)
+    static let longestRetryDelay = TimeAmount.seconds(30)
 
     private(set) var flushCount = 0
     private(set) var fileWrites = 0
     private(set) var fileWritesByDomain: [DomainName: Int] = [:]
     var dirtyCount: Int { dirty.count }
 
-    init(eventLoop: EventLoop, writer: NIOThreadPool, files: DomainFiles, configuration: DaemonConfiguration, logger: Logger) {
+    init(
+        eventLoop: EventLoop, source: SnapshotSource, writer: DurableWriter, coalesceDelay: TimeAmount,
+        maximumCoalesceDelay: TimeAmount, logger: Logger
+    ) {
         self.eventLoop = eventLoop
+        self.source = source
         self.writer = writer
-        self.files = files
-        self.ledger = GenerationLedger(files: files)
         self.logger = logger
-        self.coalesceDelay = configuration.coalesceDelay
-        self.maximumCoalesceDelay = configuration.maximumCoalesceDelay
+        self.coalesceDelay = coalesceDelay
+        self.maximumCoalesceDelay = maximumCoalesceDelay
+        self.lastWriteAt = eventLoop.now
     }
 
     /// Records that a domain changed in memory.
     func markDirty(_ domain: DomainName) {
-        eventLoop.assertInEventLoop()
+        eventLoop.preconditionInEventLoop()
         if lastMarked != domain {
             dirty.insert(domain)
             lastMarked = domain
         }
         writeSequence &+= 1
-        let now = NIODeadline.now()
+        let now = eventLoop.now
         lastWriteAt = now
         if firstDirtyAt == nil { firstDirtyAt = now }
         if !flushInFlight && timer == nil { arm(at: now + coalesceDelay) }
@@ -73,7 +79,7 @@ final class WriteBehind {
 
     /// Succeeds once every change recorded before the call is durable on disk.
     func synchronize() -> EventLoopFuture<Void> {
-        eventLoop.assertInEventLoop()
+        eventLoop.preconditionInEventLoop()
         if writeSequence == durableSequence { return eventLoop.makeSucceededVoidFuture() }
         let promise = eventLoop.makePromise(of: Void.self)
         waiters.append((writeSequence, promise))
@@ -85,7 +91,6 @@ final class WriteBehind {
 
     private func arm(at deadline: NIODeadline) {
         timer?.cancel()
-        timerDeadline = deadline
         timer = eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
             timer = nil
             timerFired()
@@ -96,7 +101,7 @@ final class WriteBehind {
     /// the domain has been quiet long enough, and re-arms itself if not.
     private func timerFired() {
         guard !dirty.isEmpty, !flushInFlight else { return }
-        let now = NIODeadline.now()
+        let now = eventLoop.now
         let quietAt = lastWriteAt + coalesceDelay
         let latest = (firstDirtyAt ?? now) + maximumCoalesceDelay
         if quietAt > now && latest > now {
@@ -118,57 +123,34 @@ final class WriteBehind {
         timer = nil
         flushInFlight = true
         let sequence = writeSequence
-        let snapshot = takeSnapshot(dirty)
+        let snapshot = source.snapshot(of: dirty)
         dirty.removeAll()
         lastMarked = nil
         firstDirtyAt = nil
         flushCount += 1
-        let files = self.files
-        let ledger = self.ledger
-        writer.runIfActive(eventLoop: eventLoop) { () -> [DomainName: DefaultsError] in
-            var failures: [DomainName: DefaultsError] = [:]
-            do throws(DefaultsError) {
-                try ledger.write(snapshot.generations)
-            } catch {
-                // Without the ledger the generations could go backwards after a crash: write nothing.
-                for (domain, _) in snapshot.domains { failures[domain] = error }
-                return failures
-            }
-            for (domain, values) in snapshot.domains {
-                do throws(DefaultsError) { try files.write(domain, values: values) } catch { failures[domain] = error }
-            }
-            return failures
-        }.assumeIsolated().whenComplete { [self] result in
+        writer.write(snapshot).assumeIsolated().whenSuccess { [self] failures in
             flushInFlight = false
-            let failures: [DomainName: DefaultsError]
-            switch result {
-            case .success(let f): failures = f
-            case .failure(let error):
-                failures = Dictionary(uniqueKeysWithValues: snapshot.domains.map {
-                    ($0.0, DefaultsError(.ioError, "writer unavailable: \(error)"))
-                })
-            }
             for (domain, _) in snapshot.domains where failures[domain] == nil {
                 fileWrites += 1
                 fileWritesByDomain[domain, default: 0] += 1
             }
             if failures.isEmpty {
                 durableSequence = max(durableSequence, sequence)
-                retryDelay = .milliseconds(100)
+                retryDelay = WriteBehind.firstRetryDelay
                 answerWaiters()
             } else {
                 for (domain, error) in failures {
                     logger.error("could not write domain", metadata: ["domain": "\(domain)", "error": "\(error.message)"])
                     dirty.insert(domain)
                 }
-                if firstDirtyAt == nil { firstDirtyAt = .now() }
+                if firstDirtyAt == nil { firstDirtyAt = eventLoop.now }
                 failWaiters(upTo: sequence, DefaultsError(.ioError, failures.values.first!.message))
-                arm(at: .now() + retryDelay)
-                retryDelay = min(retryDelay * 2, .seconds(30))
+                arm(at: eventLoop.now + retryDelay)
+                retryDelay = min(retryDelay * 2, WriteBehind.longestRetryDelay)
                 return
             }
             if !dirty.isEmpty {
-                if !waiters.isEmpty { startFlush() } else { arm(at: max(lastWriteAt + coalesceDelay, .now())) }
+                if !waiters.isEmpty { startFlush() } else { arm(at: max(lastWriteAt + coalesceDelay, eventLoop.now)) }
             }
         }
     }

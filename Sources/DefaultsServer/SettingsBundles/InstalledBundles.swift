@@ -11,7 +11,7 @@ import SettingsBundles
 /// thread; what it found comes back to the loop, which swaps in the new bundles. Bundles
 /// registered over the socket (`registerBundle`) are remembered in the storage directory
 /// (`.defaultsd-bundles.plist`).
-final class InstalledBundles {
+final class InstalledBundles: ChangesetCheck {
     struct Installed {
         var path: String
         var signature: String
@@ -34,12 +34,13 @@ final class InstalledBundles {
     /// describes must cost one look-up, not a walk over every bundle.
     private var checksByDomain: [DomainName: [(bundle: SettingsBundle, suite: DomainName?)]] = [:]
     private var scanning = false
-    /// Told of every domain whose bundle defaults changed (the notifier's `bundleDefaultsChanged`).
-    var onDefaultsChanged: ((DomainName) -> Void)?
+    /// Told of every domain whose bundle defaults changed (`bundleDefaultsChanged`).
+    private let notifier: Notifier
     private var task: RepeatedTask?
 
-    init(eventLoop: EventLoop, scannerThread: NIOThreadPool, configuration: DaemonConfiguration, logger: Logger) {
+    init(eventLoop: EventLoop, scannerThread: NIOThreadPool, notifier: Notifier, configuration: DaemonConfiguration, logger: Logger) {
         self.eventLoop = eventLoop
+        self.notifier = notifier
         self.scannerThread = scannerThread
         self.logger = logger
         self.registryPath = configuration.storageDirectory + "/.defaultsd-bundles.plist"
@@ -86,7 +87,7 @@ final class InstalledBundles {
     func stop() { task?.cancel() }
 
     func reconfigure(_ configuration: DaemonConfiguration) {
-        eventLoop.assertInEventLoop()
+        eventLoop.preconditionInEventLoop()
         directories = configuration.settingsBundleDirectories
         validates = configuration.validateSettingsBundles
         _ = rescan()
@@ -95,7 +96,7 @@ final class InstalledBundles {
     /// Registers (or replaces) the bundle of `domain` at `path`; succeeds once it is loaded and in force.
     /// Reading the bundle and writing the registry happen on the scanner thread, never on the loop.
     func register(_ domain: DomainName, path: String) -> EventLoopFuture<Installed> {
-        eventLoop.assertInEventLoop()
+        eventLoop.preconditionInEventLoop()
         let scanner = self.scanner
         return scannerThread.runIfActive(eventLoop: eventLoop) { () throws -> Installed in
             var isDirectory: ObjCBool = false
@@ -170,7 +171,7 @@ final class InstalledBundles {
 
     @discardableResult
     private func rescan() -> EventLoopFuture<Void> {
-        eventLoop.assertInEventLoop()
+        eventLoop.preconditionInEventLoop()
         guard !scanning else { return eventLoop.makeSucceededVoidFuture() }
         scanning = true
         let done = eventLoop.makePromise(of: Void.self)
@@ -235,6 +236,6 @@ final class InstalledBundles {
         checksByDomain = checks
         let changed = Set(result.keys).union(defaultsByDomain.keys).filter { result[$0] != defaultsByDomain[$0] }
         defaultsByDomain = result
-        for domain in changed.sorted() { onDefaultsChanged?(domain) }
+        for domain in changed.sorted() { notifier.publishBundleDefaultsChanged(domain) }
     }
 }

@@ -1,0 +1,156 @@
+import DefaultsCore
+@testable import DefaultsServer
+import Foundation
+import Logging
+import NIOCore
+import NIOEmbedded
+import Testing
+
+/// WriteBehind's timing on an `EmbeddedEventLoop`, whose clock moves only when the test says:
+/// the coalescing delay, the maximum delay, group commit and retries after a failed write.
+@Suite struct WriteBehindTests {
+    /// A writer whose writes complete when the test says, recording each snapshot and when it came.
+    final class ControlledWriter: DurableWriter {
+        let loop: EmbeddedEventLoop
+        private(set) var writes: [(at: NIODeadline, domains: [DomainName])] = []
+        private var pending: [EventLoopPromise<[DomainName: DefaultsError]>] = []
+        /// Complete every write at once with success, unless told to fail.
+        var completesAtOnce = true
+        var failuresLeft = 0
+
+        init(loop: EmbeddedEventLoop) { self.loop = loop }
+
+        func write(_ snapshot: WriteBehind.Snapshot) -> EventLoopFuture<[DomainName: DefaultsError]> {
+            writes.append((loop.now, snapshot.domains.map(\.0).sorted()))
+            let promise = loop.makePromise(of: [DomainName: DefaultsError].self)
+            pending.append(promise)
+            if completesAtOnce { completeAll() }
+            return promise.futureResult
+        }
+
+        /// Completes the writes in flight: failed (`io_error`) while `failuresLeft` lasts.
+        func completeAll() {
+            let promises = pending
+            pending = []
+            for promise in promises {
+                if failuresLeft > 0 {
+                    failuresLeft -= 1
+                    promise.succeed([try! DomainName("com.a"): DefaultsError(.ioError, "disk full")])
+                } else {
+                    promise.succeed([:])
+                }
+            }
+        }
+    }
+
+    final class Table: SnapshotSource {
+        func snapshot(of dirty: Set<DomainName>) -> WriteBehind.Snapshot {
+            WriteBehind.Snapshot(domains: dirty.map { ($0, [:]) }, generations: [:])
+        }
+    }
+
+    let a = try! DomainName("com.a")
+    let b = try! DomainName("com.b")
+
+    func make(coalesce: Int64 = 50, maximum: Int64 = 1000) -> (EmbeddedEventLoop, ControlledWriter, WriteBehind, Table) {
+        let loop = EmbeddedEventLoop()
+        let writer = ControlledWriter(loop: loop)
+        let table = Table()
+        let writeBehind = WriteBehind(
+            eventLoop: loop, source: table, writer: writer, coalesceDelay: .milliseconds(coalesce),
+            maximumCoalesceDelay: .milliseconds(maximum), logger: Logger(label: "test"))
+        return (loop, writer, writeBehind, table)
+    }
+
+    func elapsed(_ writer: ControlledWriter, since start: NIODeadline) -> [Int64] {
+        writer.writes.map { ($0.at - start).nanoseconds / 1_000_000 }
+    }
+
+    @Test func aDomainIsWrittenOnceItHasBeenQuietForTheCoalescingDelay() {
+        let (loop, writer, writeBehind, _) = make()
+        let start = loop.now
+        writeBehind.markDirty(a)
+        loop.advanceTime(by: .milliseconds(30))
+        writeBehind.markDirty(a)
+        writeBehind.markDirty(b)
+        loop.advanceTime(by: .milliseconds(49))
+        #expect(writer.writes.isEmpty, "quiet for 49 ms only")
+        loop.advanceTime(by: .milliseconds(1))
+        #expect(elapsed(writer, since: start) == [80])
+        #expect(writer.writes.first?.domains == [a, b])
+        #expect(writeBehind.dirtyCount == 0 && writeBehind.flushCount == 1 && writeBehind.fileWrites == 2)
+        loop.advanceTime(by: .seconds(5))
+        #expect(writer.writes.count == 1, "nothing more to write")
+    }
+
+    @Test func aDomainThatNeverGoesQuietIsWrittenAtTheMaximumDelay() {
+        let (loop, writer, writeBehind, _) = make(coalesce: 50, maximum: 200)
+        let start = loop.now
+        for _ in 0..<12 {
+            writeBehind.markDirty(a)
+            loop.advanceTime(by: .milliseconds(40))
+        }
+        // Written at 200 ms though never quiet; the change made at 200 ms, just after that write,
+        // starts the next period: written at 400 ms. The last change (440 ms) waits for quiet.
+        #expect(elapsed(writer, since: start) == [200, 400])
+        loop.advanceTime(by: .milliseconds(10))
+        #expect(elapsed(writer, since: start) == [200, 400, 490])
+    }
+
+    @Test func synchronizeIsAGroupCommit() throws {
+        let (loop, writer, writeBehind, _) = make()
+        writer.completesAtOnce = false
+        writeBehind.markDirty(a)
+        let first = writeBehind.synchronize()
+        writeBehind.markDirty(b)
+        // b was marked while a's flush is in flight: it waits for a second flush.
+        let second = writeBehind.synchronize()
+        #expect(writer.writes.count == 1 && writer.writes[0].domains == [a])
+        var answered: [String] = []
+        first.assumeIsolated().whenSuccess { answered.append("first") }
+        second.assumeIsolated().whenSuccess { answered.append("second") }
+        writer.completeAll()
+        loop.run()
+        #expect(answered == ["first"])
+        // The second waiter starts the next flush at once, without the coalescing delay.
+        #expect(writer.writes.count == 2 && writer.writes[1].domains == [b])
+        writer.completeAll()
+        loop.run()
+        #expect(answered == ["first", "second"])
+        // Nothing dirty: answered at once.
+        var third = false
+        writeBehind.synchronize().assumeIsolated().whenSuccess { third = true }
+        #expect(third && writer.writes.count == 2)
+        // Several waiters on one flush: one write answers them all.
+        writeBehind.markDirty(a)
+        let waiters = (0..<3).map { _ in writeBehind.synchronize() }
+        var done = 0
+        for waiter in waiters { waiter.assumeIsolated().whenSuccess { done += 1 } }
+        writer.completeAll()
+        loop.run()
+        #expect(done == 3 && writer.writes.count == 3)
+    }
+
+    @Test func aFailedWriteIsRetriedWithBackoffAndItsWaitersAreTold() throws {
+        let (loop, writer, writeBehind, _) = make()
+        writer.failuresLeft = 3
+        let start = loop.now
+        writeBehind.markDirty(a)
+        var failure: DefaultsError?
+        writeBehind.synchronize().assumeIsolated().whenFailure { failure = $0 as? DefaultsError }
+        #expect(failure?.code == .ioError && failure?.message == "disk full")
+        #expect(writeBehind.dirtyCount == 1, "still dirty after a failed write")
+        // Retries after 100 ms, then 200, then 400, with no new change.
+        loop.advanceTime(by: .milliseconds(99))
+        #expect(writer.writes.count == 1)
+        loop.advanceTime(by: .milliseconds(1))
+        #expect(writer.writes.count == 2)
+        loop.advanceTime(by: .milliseconds(600))
+        #expect(elapsed(writer, since: start) == [0, 100, 300, 700])
+        #expect(writeBehind.dirtyCount == 0 && writeBehind.fileWrites == 1)
+        #expect(writeBehind.retryDelay == WriteBehind.firstRetryDelay, "the backoff starts again after a success")
+        var synchronized = false
+        writeBehind.synchronize().assumeIsolated().whenSuccess { synchronized = true }
+        #expect(synchronized)
+    }
+}
