@@ -116,7 +116,7 @@ let package = Package(
         .testTarget(
             name: "DefaultsServerTests",
             dependencies: [
-                "DefaultsServer", "DefaultsCore",
+                "DefaultsServer", "DefaultsCore", "DaemonTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

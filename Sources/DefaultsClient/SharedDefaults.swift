@@ -77,7 +77,7 @@ public final class SharedDefaults: Sendable {
         self.engine = Engine.shared(for: configuration)
         view.owner.withLock { $0.object = self }
         engine.addView(
-            view, searchList: [.argument, .persistent(domain), .persistent(.global), .registration],
+            view, searchList: SearchList(appDomain: domain, searchesArguments: true),
             volatile: [SharedDefaults.argumentDomain: ArgumentDomain.current])
     }
 
@@ -248,20 +248,17 @@ public final class SharedDefaults: Sendable {
             engine.logger.warning("addSuite(named:) ignored", metadata: ["suite": "\(suiteName)"])
             return
         }
-        engine.updateSearchList(of: view) { list in
-            guard !list.contains(.persistent(suite)), let global = list.firstIndex(of: .persistent(.global)) else { return }
-            list.insert(.persistent(suite), at: global)
-        }
+        engine.updateSearchList(of: view) { $0.addSuite(suite) }
     }
 
     public func removeSuite(named suiteName: String) {
         guard suiteName != domainName, let suite = try? DomainName(suiteName) else { return }
-        engine.updateSearchList(of: view) { list in list.removeAll { $0 == .persistent(suite) } }
+        engine.updateSearchList(of: view) { $0.removeSuite(suite) }
     }
 
     /// The search list's persistent domains, in order (the app domain or suite, added suites, `NSGlobalDomain`).
     public var searchList: [String] {
-        engine.record(of: view)?.persistentDomains.map(\.rawValue) ?? []
+        engine.record(of: view)?.searchList.persistentDomains.map(\.rawValue) ?? []
     }
 
     /// The volatile domains of this instance (`NSArgumentDomain`, those set with

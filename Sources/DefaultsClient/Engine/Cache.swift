@@ -114,7 +114,7 @@ extension CacheState {
 
     mutating func addView(_ record: ViewRecord) -> [Delivery] {
         views[ObjectIdentifier(record.view)] = record
-        for domain in record.persistentDomains { requestLoad(domain) }
+        for domain in record.searchList.persistentDomains { requestLoad(domain) }
         return rebuild(ObjectIdentifier(record.view)).map { [$0] } ?? []
     }
 
@@ -126,19 +126,11 @@ extension CacheState {
     mutating func rebuild(_ id: ObjectIdentifier) -> Delivery? {
         guard let record = views[id] else { return nil }
         var keys = Set<String>()
-        for source in record.searchList {
-            switch source {
-            case .argument: keys.formUnion(record.volatile[ArgumentDomain.name]?.keys ?? [:].keys)
-            case .persistent(let domain):
-                keys.formUnion(domains[domain]?.visible.keys ?? [:].keys)
-                if domain != .global { keys.formUnion(domains[domain]?.bundleDefaults.keys ?? [:].keys) }
-            case .registration: keys.formUnion(registration.keys)
-            }
-        }
+        for layer in record.searchList.layers { keys.formUnion(layerValues(layer, for: record)?.keys ?? [:].keys) }
         var resolved: [String: PlistValue] = [:]
         resolved.reserveCapacity(keys.count)
         for key in keys { resolved[key] = resolve(record, key) }
-        let ready = record.persistentDomains.allSatisfy { domains[$0]?.loaded == true || domains[$0]?.servedBeforeLoad == true }
+        let ready = record.searchList.persistentDomains.allSatisfy { domains[$0]?.loaded == true || domains[$0]?.servedBeforeLoad == true }
         var values: [String: PlistValue?] = [:]
         record.view.snapshot.withLock { snapshot in
             for (key, value) in resolved where snapshot.resolved[key] != value { values[key] = .some(value) }
@@ -150,24 +142,20 @@ extension CacheState {
         return Delivery(view: record.view, change: nil, values: values, notify: false)
     }
 
-    /// The first value of `key` along the view's search list. Before the registration domain come
-    /// the Settings bundle layers of the view's persistent domains (app domain, then suites in
-    /// order; `NSGlobalDomain` has none), as the daemon's `lookup` resolves them.
+    /// The first value of `key` along the view's search list (the daemon's `lookup` follows the
+    /// same ``SearchList``).
     func resolve(_ record: ViewRecord, _ key: String) -> PlistValue? {
-        for source in record.searchList {
-            switch source {
-            case .argument:
-                if let value = record.volatile[ArgumentDomain.name]?[key] { return value }
-            case .persistent(let domain):
-                if let value = domains[domain]?.visible[key] { return value }
-            case .registration:
-                for case .persistent(let domain) in record.searchList where domain != .global {
-                    if let value = domains[domain]?.bundleDefaults[key] { return value }
-                }
-                if let value = registration[key] { return value }
-            }
+        record.searchList.resolve { layer in layerValues(layer, for: record)?[key] }?.value
+    }
+
+    /// What the cache holds of one layer of a view's search list.
+    private func layerValues(_ layer: SearchList.Layer, for record: ViewRecord) -> [String: PlistValue]? {
+        switch layer {
+        case .argument: record.volatile[ArgumentDomain.name]
+        case .persistent(let domain): domains[domain]?.visible
+        case .bundle(let domain): domains[domain]?.bundleDefaults
+        case .registration: registration
         }
-        return nil
     }
 
     /// Resolves `keys` again for one view and stores the results in its snapshot; answers the keys
@@ -313,7 +301,7 @@ extension CacheState {
         }
         let deliveries = propagate(changed, of: domain, origin: .resynchronized, announce: announce)
         for record in views.values where record.includes(domain) {
-            let ready = record.persistentDomains.allSatisfy { domains[$0]?.loaded == true }
+            let ready = record.searchList.persistentDomains.allSatisfy { domains[$0]?.loaded == true }
             if ready { record.view.snapshot.withLock { $0.ready = true } }
         }
         var tickets: [Ticket] = []
@@ -357,7 +345,7 @@ extension CacheState {
     /// and notify once the domains arrive.
     mutating func giveUpWaiting(for view: DefaultsView) {
         guard let record = views[ObjectIdentifier(view)] else { return }
-        for domain in record.persistentDomains where domains[domain]?.loaded != true {
+        for domain in record.searchList.persistentDomains where domains[domain]?.loaded != true {
             domains[domain]?.servedBeforeLoad = true
         }
         view.snapshot.withLock { $0.ready = true }

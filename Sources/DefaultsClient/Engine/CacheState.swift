@@ -3,14 +3,6 @@ import DequeModule
 import Foundation
 
 /// One place a view looks for a key, in search-list order.
-enum Source: Hashable, Sendable {
-    /// The view's `NSArgumentDomain` (command-line `-key value` pairs).
-    case argument
-    case persistent(DomainName)
-    /// The process-wide `NSRegistrationDomain`.
-    case registration
-}
-
 /// A local change to one domain, as sent to the daemon.
 enum Edit: Sendable {
     /// Keys to set (a value) or remove (`nil`).
@@ -189,15 +181,11 @@ struct DomainCache {
 /// One `SharedDefaults` instance as the cache sees it: its search list and volatile domains.
 struct ViewRecord {
     let view: DefaultsView
-    var searchList: [Source]
+    var searchList: SearchList
     /// Volatile domains by name; `NSArgumentDomain` is searched first.
     var volatile: [String: [String: PlistValue]]
 
-    var persistentDomains: [DomainName] {
-        searchList.compactMap { if case .persistent(let d) = $0 { d } else { nil } }
-    }
-
-    func includes(_ domain: DomainName) -> Bool { searchList.contains(.persistent(domain)) }
+    func includes(_ domain: DomainName) -> Bool { searchList.includes(domain) }
 }
 
 /// Work for the connection, queued by any thread and drained by the event loop in order.

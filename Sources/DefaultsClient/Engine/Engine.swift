@@ -58,7 +58,7 @@ final class Engine: Sendable {
 
     // MARK: Views
 
-    func addView(_ view: DefaultsView, searchList: [Source], volatile: [String: [String: PlistValue]]) {
+    func addView(_ view: DefaultsView, searchList: SearchList, volatile: [String: [String: PlistValue]]) {
         perform { state in ((), state.addView(ViewRecord(view: view, searchList: searchList, volatile: volatile))) }
     }
 
@@ -71,12 +71,12 @@ final class Engine: Sendable {
     }
 
     /// Changes a view's search list (suites) and loads what it adds.
-    func updateSearchList(of view: DefaultsView, _ change: @escaping (inout [Source]) -> Void) {
+    func updateSearchList(of view: DefaultsView, _ change: @escaping (inout SearchList) -> Void) {
         perform { state in
             let id = ObjectIdentifier(view)
             guard state.views[id] != nil else { return ((), []) }
             change(&state.views[id]!.searchList)
-            for domain in state.views[id]!.persistentDomains { state.requestLoad(domain) }
+            for domain in state.views[id]!.searchList.persistentDomains { state.requestLoad(domain) }
             return ((), state.rebuild(id).map { [$0] } ?? [])
         }
     }
@@ -109,7 +109,7 @@ final class Engine: Sendable {
         let eventLoop = self.eventLoop
         return perform { state in
             guard let record = state.views[ObjectIdentifier(view)] else { return (nil, []) }
-            let missing = record.persistentDomains.filter { !state.isAvailable($0) }
+            let missing = record.searchList.persistentDomains.filter { !state.isAvailable($0) }
             guard !missing.isEmpty else {
                 view.snapshot.withLock { $0.ready = true }
                 return (nil, [])

@@ -131,13 +131,11 @@ struct Operations {
             let key = try request.key()
             let appDomain = request.has("domain") ? try session.domain(of: request) : session.appDomain
             let list = SearchList(appDomain: appDomain, suites: try request.domains("suites") ?? [])
-            let store = self.store
-            let bundles = server.bundles
-            let found = try list.resolve(
-                key, values: { (domain) throws(DefaultsError) in try store.values(of: domain) },
-                bundleDefaults: { bundles.defaultsByDomain[$0] ?? [:] },
-                registration: session.registration)
-            return Reply([("value", .value(found?.0)), ("domain", .string(found?.1.name)), ("layer", .string(found?.1.layer))])
+            let found = try store.lookup(
+                key, in: list, bundleDefaults: server.bundles.defaultsByDomain, registration: session.registration)
+            return Reply([
+                ("value", .value(found?.value)), ("domain", .string(found?.layer.name)), ("layer", .string(found?.layer.kind)),
+            ])
 
         case .bundleDefaults:
             let domain = try session.domain(of: request)

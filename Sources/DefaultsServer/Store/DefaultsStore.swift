@@ -69,6 +69,23 @@ final class DefaultsStore {
         try state(of: domain).values
     }
 
+    /// Resolves `key` along `list`: the persistent domains from the store (loaded on first use),
+    /// the bundle layer from the installed Settings bundles' defaults, the registration domain of
+    /// the connection that asks.
+    func lookup(
+        _ key: String, in list: SearchList, bundleDefaults: [DomainName: [String: PlistValue]],
+        registration: [String: PlistValue]
+    ) throws(DefaultsError) -> (value: PlistValue, layer: SearchList.Layer)? {
+        try list.resolve { (layer) throws(DefaultsError) -> PlistValue? in
+            switch layer {
+            case .persistent(let domain): try state(of: domain).values[key]
+            case .bundle(let domain): bundleDefaults[domain]?[key]
+            case .registration: registration[key]
+            case .argument: nil
+            }
+        }
+    }
+
     /// Every domain that holds at least one value, sorted.
     func domainNames() -> [DomainName] {
         var names = Set(files.storedDomains())

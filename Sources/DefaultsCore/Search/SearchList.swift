@@ -1,0 +1,99 @@
+/// Where a key is looked for, in Apple's order, written once for the daemon's `lookup` and the
+/// client's cache:
+///
+/// 1. `NSArgumentDomain` (a client's command-line `-key value` pairs; the daemon has none),
+/// 2. the persistent domains, each once: the app domain, its suites in order, `NSGlobalDomain`,
+/// 3. the Settings bundle defaults of those persistent domains, `NSGlobalDomain` excepted,
+/// 4. the registration domain.
+///
+/// ```swift
+/// var list = SearchList(appDomain: try DomainName("com.example.app"))
+/// list.addSuite(try DomainName("group.example.shared"))
+/// let found = list.resolve { layer in values[layer]?["warpFactor"] }   // (value, layer)
+/// found?.layer.kind                                                   // "persistent", "bundle", ...
+/// ```
+public struct SearchList: Sendable, Hashable {
+    /// One place a value can come from.
+    public enum Layer: Sendable, Hashable {
+        case argument
+        case persistent(DomainName)
+        /// The `DefaultValue`s Settings bundles give that domain.
+        case bundle(DomainName)
+        case registration
+
+        /// The domain `lookup` names: the domain, `NSArgumentDomain` or `NSRegistrationDomain`.
+        public var name: String {
+            switch self {
+            case .argument: "NSArgumentDomain"
+            case .persistent(let domain), .bundle(let domain): domain.rawValue
+            case .registration: "NSRegistrationDomain"
+            }
+        }
+
+        /// The `layer` of a `lookup` answer.
+        public var kind: String {
+            switch self {
+            case .argument: "argument"
+            case .persistent: "persistent"
+            case .bundle: "bundle"
+            case .registration: "registration"
+            }
+        }
+    }
+
+    public private(set) var appDomain: DomainName?
+    public private(set) var suites: [DomainName]
+    /// Whether `NSArgumentDomain` is searched first (a client's list; the daemon's has none).
+    public var searchesArguments: Bool { didSet { layers = computeLayers() } }
+    /// Every layer, in order; computed once per change of the list, since a cache resolves often.
+    public private(set) var layers: [Layer] = []
+
+    public init(appDomain: DomainName?, suites: [DomainName] = [], searchesArguments: Bool = false) {
+        self.appDomain = appDomain
+        self.suites = suites
+        self.searchesArguments = searchesArguments
+        layers = computeLayers()
+    }
+
+    /// The persistent domains, in order, without duplicates.
+    public var persistentDomains: [DomainName] {
+        layers.compactMap { if case .persistent(let domain) = $0 { domain } else { nil } }
+    }
+
+    /// Adds a suite after the app domain and the earlier suites, before `NSGlobalDomain`, as
+    /// `UserDefaults.addSuite(named:)` does; the app domain, the global domain and a suite
+    /// already in the list are ignored. Answers whether the list changed.
+    @discardableResult
+    public mutating func addSuite(_ suite: DomainName) -> Bool {
+        guard suite != appDomain, suite != .global, !suites.contains(suite) else { return false }
+        suites.append(suite)
+        layers = computeLayers()
+        return true
+    }
+
+    public mutating func removeSuite(_ suite: DomainName) {
+        suites.removeAll { $0 == suite }
+        layers = computeLayers()
+    }
+
+    /// Whether a change to `domain` can change what this list resolves.
+    public func includes(_ domain: DomainName) -> Bool { persistentDomains.contains(domain) }
+
+    /// The first layer that has a value, with that value. `lookup` answers a layer's value of
+    /// the key, or nil when the layer does not have it.
+    public func resolve<Failure: Error>(
+        _ lookup: (Layer) throws(Failure) -> PlistValue?
+    ) throws(Failure) -> (value: PlistValue, layer: Layer)? {
+        for layer in layers {
+            if let value = try lookup(layer) { return (value, layer) }
+        }
+        return nil
+    }
+
+    private func computeLayers() -> [Layer] {
+        var seen: Set<DomainName> = []
+        let persistent = ([appDomain].compactMap { $0 } + suites + [.global]).filter { seen.insert($0).inserted }
+        return (searchesArguments ? [.argument] : []) + persistent.map(Layer.persistent)
+            + persistent.filter { $0 != .global }.map(Layer.bundle) + [.registration]
+    }
+}
