@@ -169,6 +169,8 @@ extension ServerBootstrap {
         serverChannelOption(ChannelOptions.backlog, value: 256)
             .childChannelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
             // A subscriber that stops reading becomes unwritable here; its events then merge.
-            .childChannelOption(ChannelOptions.writeBufferWaterMark, value: .init(low: 32 * 1024, high: 256 * 1024))
+            .childChannelOption(
+                ChannelOptions.writeBufferWaterMark,
+                value: .init(low: BufferSizes.writeWaterMarks.low, high: BufferSizes.writeWaterMarks.high))
     }
 }

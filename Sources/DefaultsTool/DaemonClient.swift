@@ -12,8 +12,10 @@ public final class DaemonClient {
 
     /// A daemon's refusal, with its protocol error code.
     public struct Refusal: Error {
-        public var code: String
-        public var message: String
+        public var error: DefaultsError
+        /// The wire code (`too_large`, ...).
+        public var code: String { error.code.rawValue }
+        public var message: String { error.message }
     }
 
     public init(socketPath: String) throws(ToolError) {
@@ -42,12 +44,7 @@ public final class DaemonClient {
             throw ToolError.daemonUnavailable("defaultsd at \(socketPath) closed the connection: \(error)")
         }
         let answer = try JSONParser.parse(line)
-        guard answer["ok"] == .bool(true) else {
-            guard case .string(let code)? = answer["error"]?["code"], case .string(let message)? = answer["error"]?["message"] else {
-                throw Refusal(code: "internal", message: line)
-            }
-            throw Refusal(code: code, message: message)
-        }
+        if let error = DefaultsError(answer: answer) { throw Refusal(error: error) }
         return answer
     }
 

@@ -92,3 +92,17 @@ import Testing
         #expect(applied == new)
     }
 }
+
+/// One reading of an answer's error, for the client library and `defaults` alike.
+@Suite struct AnswerErrorTests {
+    @Test(arguments: [
+        (#"{"ok":true,"generation":1}"#, nil),
+        (#"{"ok":false,"error":{"code":"too_large","message":"domain d would be 2015 bytes"}}"#, DefaultsError(.tooLarge, "domain d would be 2015 bytes")),
+        (#"{"ok":false,"error":{"code":"brand_new","message":"later"}}"#, DefaultsError(.internal, "brand_new: later")),
+        (#"{"ok":false,"error":{"message":"no code"}}"#, DefaultsError(.internal, "no code")),
+        (#"{"ok":false}"#, DefaultsError(.internal, #"malformed answer: object(["ok": DefaultsCore.JSON.bool(false)])"#)),
+    ] as [(String, DefaultsError?)])
+    func anAnswerCarriesItsRefusal(line: String, expected: DefaultsError?) throws {
+        #expect(DefaultsError(answer: try JSONParser.parse(line)) == expected)
+    }
+}

@@ -284,7 +284,7 @@ final class ConnectionDriver: @unchecked Sendable {
             logger.warning("defaultsd sent an answer nobody asked for", metadata: ["line": "\(json)"])
             return
         }
-        let error = ConnectionDriver.error(in: json)
+        let error = DefaultsError(answer: json)
         switch expectation {
         case .hello:
             if case .integer(let number)? = json["connection"] { connectionNumber = number }
@@ -402,14 +402,5 @@ final class ConnectionDriver: @unchecked Sendable {
         if case .integer(let uid)? = members["uid"] { writer.uid = UInt32(truncatingIfNeeded: uid) }
         if case .string(let client)? = members["client"] { writer.client = client }
         return .remote(writer)
-    }
-
-    private static func error(in json: JSON) -> DefaultsError? {
-        if json["ok"] == .bool(true) { return nil }
-        guard case .object(let error)? = json["error"] else { return DefaultsError(.internal, "malformed answer: \(json)") }
-        let code: DefaultsError.Code
-        if case .string(let text)? = error["code"], let known = DefaultsError.Code(rawValue: text) { code = known } else { code = .internal }
-        let message: String = if case .string(let text)? = error["message"] { text } else { "" }
-        return DefaultsError(code, message)
     }
 }

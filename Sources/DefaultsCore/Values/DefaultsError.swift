@@ -42,4 +42,27 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
     }
 
     public var description: String { "\(code.rawValue): \(message)" }
+
+    /// The refusal an answer line carries: nil for `"ok":true`; the `error` object's code and
+    /// message otherwise. One reading for every client (the library, `defaults`): a code this
+    /// version does not know is `internal`, with the code kept in front of the message, and an
+    /// answer with neither `ok` nor `error` is `internal` too.
+    ///
+    /// ```swift
+    /// DefaultsError(answer: try JSONParser.parse(#"{"ok":false,"error":{"code":"too_large","message":"..."}}"#))
+    /// // DefaultsError(.tooLarge, "...")
+    /// ```
+    public init?(answer: JSON) {
+        if answer["ok"] == .bool(true) { return nil }
+        guard case .object(let error)? = answer["error"] else {
+            self.init(.internal, "malformed answer: \(answer)")
+            return
+        }
+        let message: String = if case .string(let text)? = error["message"] { text } else { "" }
+        guard case .string(let text)? = error["code"] else {
+            self.init(.internal, message)
+            return
+        }
+        if let code = Code(rawValue: text) { self.init(code, message) } else { self.init(.internal, "\(text): \(message)") }
+    }
 }

@@ -2,27 +2,27 @@ import DefaultsCore
 import NIOCore
 
 /// A `didChange` event: the changed keys of one domain, its generation after them, and who changed them.
-public struct ChangeEvent: Sendable {
-    public var changeset: Changeset
-    public var generation: Int64
-    public var origin: Origin
+struct ChangeEvent: Sendable {
+    var changeset: Changeset
+    var generation: Int64
+    var origin: Origin
 
     /// Folds a later event of the same domain into this one (latest value and generation win).
-    public mutating func merge(_ later: ChangeEvent) {
+    mutating func merge(_ later: ChangeEvent) {
         changeset.merge(later.changeset)
         generation = later.generation
         origin = later.origin
     }
 
     /// The event's line, newline included.
-    public func encoded() -> [UInt8] {
+    func encoded() -> [UInt8] {
         var writer = JSONWriter(capacity: 96)
         encode(into: &writer)
         return writer.bytes
     }
 
     /// Appends the event's line, newline included, to `writer`.
-    public func encode(into writer: inout JSONWriter) {
+    func encode(into writer: inout JSONWriter) {
         writer.beginObject()
         writer.key(literal: "event"); writer.string("didChange")
         writer.key(literal: "domain"); writer.string(changeset.domain.rawValue)

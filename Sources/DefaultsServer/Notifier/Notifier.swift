@@ -39,7 +39,7 @@ final class Notifier {
     /// Connections running a read batch; they deliver when it ends (`releaseDelivery`).
     private var holds = 0
     /// Reused for every event, so encoding allocates nothing.
-    private var encoder = JSONWriter(capacity: 256)
+    private var encoder = JSONWriter(capacity: BufferSizes.initialWriter)
     /// The buffer events leave in. Once every subscriber's socket took it, nothing else holds
     /// it and the next event reuses its storage.
     private var eventLine: ByteBuffer?
@@ -133,7 +133,7 @@ final class Notifier {
             ready.removeAll(keepingCapacity: true)
             spareBursts = ready
         }
-        if encoder.capacity > 16 * 1024 { encoder = JSONWriter(capacity: 256) }
+        if encoder.capacity > BufferSizes.largestKept { encoder = JSONWriter(capacity: BufferSizes.initialWriter) }
     }
 
     /// The subscribers of an event's domain (besides those to everything).
@@ -156,14 +156,14 @@ final class Notifier {
         eventsPublished += 1
         encoder.removeAll()
         event.encode(into: &encoder)
-        var line = eventLine ?? ByteBufferAllocator().buffer(capacity: 256)
+        var line = eventLine ?? ByteBufferAllocator().buffer(capacity: BufferSizes.initialWriter)
         eventLine = nil
         line.clear()
         encoder.withBytes { line.writeBytes($0) }
         let everyone = everything
         for sink in everyone.values { sink.deliver(event, line: line) }
         for (id, sink) in specific ?? [:] where everyone[id] == nil { sink.deliver(event, line: line) }
-        if line.capacity <= 16 * 1024 { eventLine = line }
+        if line.capacity <= BufferSizes.largestKept { eventLine = line }
     }
 
     /// Tells the subscribers of `domain` that its Settings bundle defaults changed:

@@ -6,19 +6,19 @@ import Foundation
 /// A value type with no mutable state, so the writer thread and the event loop can each hold
 /// a copy. Writes use POSIX calls directly because Foundation's atomic `Data.write` neither
 /// fsyncs the file nor the directory, and a write must be durable when `synchronize` answers.
-public struct DomainFiles: Sendable {
-    public let directory: String
-    public let format: PropertyListFile.Format
+struct DomainFiles: Sendable {
+    let directory: String
+    let format: PropertyListFile.Format
 
-    public init(directory: String, format: PropertyListFile.Format) {
+    init(directory: String, format: PropertyListFile.Format) {
         self.directory = directory
         self.format = format
     }
 
-    public func path(of domain: DomainName) -> String { directory + "/" + domain.fileName }
+    func path(of domain: DomainName) -> String { directory + "/" + domain.fileName }
 
     /// Creates the directory (mode 0700) if it is missing and checks that it is a usable directory.
-    public func prepare() throws(DefaultsError) {
+    func prepare() throws(DefaultsError) {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
             guard isDirectory.boolValue else {
@@ -37,7 +37,7 @@ public struct DomainFiles: Sendable {
         }
     }
 
-    public enum LoadResult: Sendable {
+    enum LoadResult: Sendable {
         case missing
         case loaded([String: PlistValue])
         /// The file could not be parsed and was moved to `movedTo`; the domain starts empty.
@@ -45,14 +45,14 @@ public struct DomainFiles: Sendable {
     }
 
     /// Reads a domain's file. An unparseable file is moved aside, never overwritten.
-    public func load(_ domain: DomainName, now: Date = Date()) throws(DefaultsError) -> LoadResult {
+    func load(_ domain: DomainName, now: Date = Date()) throws(DefaultsError) -> LoadResult {
         try DomainFiles.load(atPath: path(of: domain), now: now)
     }
 
     /// Reads a property-list file of the daemon's (a domain, or the bundle registry). An
     /// unparseable file is moved aside to `<path>.corrupt-<time>`, never overwritten; when it
     /// cannot be moved, the error says so and nothing is read.
-    public static func load(atPath path: String, now: Date = Date()) throws(DefaultsError) -> LoadResult {
+    static func load(atPath path: String, now: Date = Date()) throws(DefaultsError) -> LoadResult {
         guard let data = FileManager.default.contents(atPath: path) else {
             if errno == ENOENT || !FileManager.default.fileExists(atPath: path) { return .missing }
             throw DefaultsError(.ioError, "cannot read \(path): \(String(cString: strerror(errno)))")
@@ -71,7 +71,7 @@ public struct DomainFiles: Sendable {
 
     /// Writes a domain durably: a temporary file in the same directory, fsync, rename, fsync of the directory.
     /// An empty domain has its file removed instead.
-    public func write(_ domain: DomainName, values: [String: PlistValue]) throws(DefaultsError) {
+    func write(_ domain: DomainName, values: [String: PlistValue]) throws(DefaultsError) {
         if values.isEmpty {
             try remove(domain)
             return
@@ -79,7 +79,7 @@ public struct DomainFiles: Sendable {
         try writeAtomically(try PropertyListFile.encode(values, format: format), to: path(of: domain))
     }
 
-    public func remove(_ domain: DomainName) throws(DefaultsError) {
+    func remove(_ domain: DomainName) throws(DefaultsError) {
         let path = path(of: domain)
         if unlink(path) != 0 && errno != ENOENT {
             throw DefaultsError(.ioError, "cannot remove \(path): \(String(cString: strerror(errno)))")
@@ -88,7 +88,7 @@ public struct DomainFiles: Sendable {
     }
 
     /// The domains that have a file.
-    public func storedDomains() -> [DomainName] {
+    func storedDomains() -> [DomainName] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
         return names.compactMap(DomainName.fromFileName)
     }

@@ -6,17 +6,17 @@ import Foundation
 /// Each flush writes the ledger before the domain files, so after a crash a generation can be
 /// ahead of its file but never behind it: a client comparing generations reloads rather than
 /// missing a change.
-public struct GenerationLedger: Sendable {
-    public static let fileName = ".defaultsd-generations.plist"
+struct GenerationLedger: Sendable {
+    static let fileName = ".defaultsd-generations.plist"
     let files: DomainFiles
 
-    public init(files: DomainFiles) { self.files = files }
+    init(files: DomainFiles) { self.files = files }
 
     var path: String { files.directory + "/" + GenerationLedger.fileName }
 
     /// Reads the ledger; a missing or unreadable ledger is empty (generations then restart at the
     /// highest value seen, which clients treat as "changed").
-    public func load() -> [DomainName: Int64] {
+    func load() -> [DomainName: Int64] {
         guard let data = FileManager.default.contents(atPath: path),
             let values = try? PropertyListFile.decode(data)
         else { return [:] }
@@ -27,7 +27,7 @@ public struct GenerationLedger: Sendable {
         return result
     }
 
-    public func write(_ generations: [DomainName: Int64]) throws(DefaultsError) {
+    func write(_ generations: [DomainName: Int64]) throws(DefaultsError) {
         var values: [String: PlistValue] = [:]
         for (domain, generation) in generations { values[domain.rawValue] = .integer(generation) }
         try files.writeAtomically(try PropertyListFile.encode(values, format: .binary), to: path)

@@ -1,13 +1,13 @@
 /// Who made a change: the peer's credentials (from `SO_PEERCRED`) and its connection.
-public struct Origin: Sendable, Hashable {
-    public var pid: Int32
-    public var uid: UInt32
+struct Origin: Sendable, Hashable {
+    var pid: Int32
+    var uid: UInt32
     /// The daemon's number for the connection, answered by `hello`, so a client can recognise its own changes.
-    public var connection: UInt64
+    var connection: UInt64
     /// The name the client gave in `hello`, if any.
-    public var client: String?
+    var client: String?
 
-    public init(pid: Int32, uid: UInt32, connection: UInt64, client: String? = nil) {
+    init(pid: Int32, uid: UInt32, connection: UInt64, client: String? = nil) {
         self.pid = pid
         self.uid = uid
         self.connection = connection
@@ -15,5 +15,5 @@ public struct Origin: Sendable, Hashable {
     }
 
     /// The daemon itself (for example a domain file replaced while it runs).
-    public static let daemon = Origin(pid: 0, uid: 0, connection: 0, client: "defaultsd")
+    static let daemon = Origin(pid: 0, uid: 0, connection: 0, client: "defaultsd")
 }

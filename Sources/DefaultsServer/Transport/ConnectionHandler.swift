@@ -40,7 +40,7 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
     /// The members of the request being run, kept between requests for their storage.
     private var members = JSONMembers()
     /// Responses encoded but not yet handed to the channel.
-    private var pending = JSONWriter(capacity: 256)
+    private var pending = JSONWriter(capacity: BufferSizes.initialWriter)
     /// The buffer responses leave in. By the next batch the channel has usually written and
     /// released it, so clearing it reuses its storage instead of allocating.
     private var outbound: ByteBuffer?
@@ -146,7 +146,7 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
             }
         }
         // One long line must not keep its storage for the rest of the connection.
-        if members.lineCapacity > 16 * 1024 { members = JSONMembers() }
+        if members.lineCapacity > BufferSizes.largestKept { members = JSONMembers() }
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
@@ -219,13 +219,17 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
             if flush { context.flush() }
             return
         }
-        var buffer = outbound ?? context.channel.allocator.buffer(capacity: 1024)
+        var buffer = outbound ?? context.channel.allocator.buffer(capacity: BufferSizes.initialOutbound)
         outbound = nil  // the only reference again, so clearing and writing reuse the storage
         buffer.clear()
         pending.withBytes { buffer.writeBytes($0) }
-        outbound = buffer.capacity > 16 * 1024 ? nil : buffer
+        outbound = buffer.capacity > BufferSizes.largestKept ? nil : buffer
         // Keep the writer's storage for the next batch, unless one huge answer grew it.
-        if pending.capacity > 16 * 1024 { pending = JSONWriter(capacity: 256) } else { pending.removeAll() }
+        if pending.capacity > BufferSizes.largestKept {
+            pending = JSONWriter(capacity: BufferSizes.initialWriter)
+        } else {
+            pending.removeAll()
+        }
         if flush {
             context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
         } else {
