@@ -1,51 +1,31 @@
 import DefaultsCore
-import DequeModule
 import NIOCore
-import OrderedCollections
 
-/// The logic of one connection: checks the peer, runs each line as a request in order, and
-/// delivers events.
+/// The logic of one connection: runs each line as a request, answers in order, delivers events.
 ///
 /// Runs on the store's event loop (every connection is registered on it), so it can call the
-/// store directly. ``LineFrameDecoder`` cuts the bytes read into lines; ``RequestDecoder`` and
-/// ``ResponseEncoding`` turn them into requests and answers. The answers of one read batch
-/// are encoded into one writer and leave as one flushed buffer when the batch ends (or the
-/// input ends, or an answer that waited completes); the batch's events are delivered after
-/// them.
+/// store directly. Its parts, each a type of its own that this handler owns:
+/// ``ConnectionAdmission`` decides at connect whether the peer is served; ``LineFrameDecoder``
+/// cuts the bytes read into lines; ``RequestDecoder`` and ``ResponseEncoding`` turn them into
+/// requests and answers; ``ReplyQueue`` keeps the answers in request order behind one that
+/// waits (`synchronize`); ``EventOutbox`` merges the events of a subscriber that stopped reading.
 ///
-/// Responses leave in request order even when one waits (`synchronize`): later answers
-/// queue behind it. Events go out between responses.
-///
-/// A subscriber that stops reading is not allowed to grow the daemon's memory: while its
-/// socket is not writable, its events are merged per domain (latest value wins) and sent
-/// when it drains, and reading its requests is paused.
+/// The answers of one read batch leave as one flushed buffer when the batch ends (or the input
+/// ends, or an answer that waited completes); the batch's events are delivered after them.
+/// While the socket is not writable, reading its requests is paused.
 final class ConnectionHandler: ChannelInboundHandler, EventSink {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
-    private final class Slot {
-        let id: JSON?
-        var result: Result<Reply, DefaultsError>?
-        init(id: JSON?, result: Result<Reply, DefaultsError>?) {
-            self.id = id
-            self.result = result
-        }
-    }
-
     private let server: ServerContext
     private let session: Session
+    private let readPeer: PeerReader
     private var context: ChannelHandlerContext?
-    private var slots: Deque<Slot> = []
+    private var replies = ReplyQueue()
+    private var outbox = EventOutbox()
     private var lines: LineFrameDecoder
     /// The members of the request being run, kept between requests for their storage.
     private var members = JSONMembers()
-    /// Responses encoded but not yet handed to the channel.
-    private var pending = JSONWriter(capacity: BufferSizes.initialWriter)
-    /// The buffer responses leave in. By the next batch the channel has usually written and
-    /// released it, so clearing it reuses its storage instead of allocating.
-    private var outbound: ByteBuffer?
-    private var backlog: OrderedDictionary<DomainName, ChangeEvent> = [:]
-    private var noticeBacklog: OrderedDictionary<DomainName, ByteBuffer> = [:]
     private var inputClosed = false
     /// True between the first line of a read batch and its end, while the notifier holds
     /// the batch's events.
@@ -57,8 +37,9 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
 
     var sinkID: UInt64 { session.id }
 
-    init(server: ServerContext) {
+    init(server: ServerContext, readPeer: @escaping PeerReader = PeerCredentials.of) {
         self.server = server
+        self.readPeer = readPeer
         let id = server.makeConnectionID()
         self.session = Session(id: id, origin: Origin(pid: 0, uid: 0, connection: id))
         self.lines = LineFrameDecoder(maximumLineBytes: server.configuration.maximumLineBytes)
@@ -72,21 +53,21 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
 
     func channelActive(context: ChannelHandlerContext) {
         server.connectionCount += 1
-        PeerCredentials.of(context.channel).assumeIsolated().whenComplete { [self] result in
-            guard case .success(let peer) = result else {
-                refuse(context, DefaultsError(.notPermitted, "cannot read the peer's credentials"))
-                return
+        let admission = ConnectionAdmission(
+            daemonUID: server.daemonUID, maximumConnections: server.configuration.maximumConnections)
+        readPeer(context.channel).assumeIsolated().whenComplete { [self] result in
+            let peer = try? result.get()
+            if let peer {
+                session.origin.pid = peer.pid
+                session.origin.uid = peer.uid
             }
-            session.origin.pid = peer.pid
-            session.origin.uid = peer.uid
-            if peer.uid != server.daemonUID && peer.uid != 0 {
-                server.logger.warning("refused a connection from another user", metadata: ["uid": "\(peer.uid)"])
-                refuse(context, DefaultsError(.notPermitted, "this defaultsd serves uid \(server.daemonUID) only"))
-            } else if server.connectionCount > server.configuration.maximumConnections {
-                refuse(context, DefaultsError(
-                    .tooManyConnections, "defaultsd serves at most \(server.configuration.maximumConnections) connections"))
-            } else if server.isStopping {
-                refuse(context, DefaultsError(.shuttingDown, "defaultsd is shutting down"))
+            if let refusal = admission.refusal(
+                peer: peer, openConnections: server.connectionCount, isStopping: server.isStopping)
+            {
+                if refusal.code == .notPermitted, let peer {
+                    server.logger.warning("refused a connection from another user", metadata: ["uid": "\(peer.uid)"])
+                }
+                refuse(context, refusal)
             } else {
                 accepted = true
                 server.channels[session.id] = context.channel
@@ -118,7 +99,7 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
             if RequestDecoder.isBlank(bytes) { return }
             line = bytes
         case .tooLong:
-            respond(id: nil, .failure(DefaultsError(
+            replies.answer(id: nil, .failure(DefaultsError(
                 .lineTooLong, "line longer than \(lines.maximumLineBytes) bytes; it was discarded")))
             return
         }
@@ -128,18 +109,17 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
         }
         switch RequestDecoder.decode(line, reusing: &members) {
         case .invalid(let id, let error):
-            respond(id: id, .failure(error))
+            replies.answer(id: id, .failure(error))
         case .request(let request):
             switch Operations(server: server).perform(request, session: session, sink: self) {
             case .now(let result):
-                respond(id: request.id, result)
+                replies.answer(id: request.id, result)
             case .later(let future):
-                let slot = Slot(id: request.id, result: nil)
-                slots.append(slot)
+                let waiting = replies.wait(id: request.id)
                 future.assumeIsolated().whenComplete { [self] result in
-                    slot.result = result.mapError { $0 as? DefaultsError ?? DefaultsError(.internal, "\($0)") }
+                    waiting.result = result.mapError { $0 as? DefaultsError ?? DefaultsError(.internal, "\($0)") }
                     guard let context = self.context else { return }
-                    drainSlots()
+                    replies.encodeCompleted()
                     writePending(context, flush: true)
                     closeIfFinished(context)
                 }
@@ -179,7 +159,7 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
         let writable = context.channel.isWritable
         // Stop reading requests from a peer that does not read its answers.
         context.channel.setOption(ChannelOptions.autoRead, value: writable).whenFailure { _ in }
-        if writable { drainBacklog(context) }
+        if writable { drainOutbox(context) }
         context.fireChannelWritabilityChanged()
     }
 
@@ -197,38 +177,12 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
 
     // MARK: - Responses
 
-    private func respond(id: JSON?, _ result: Result<Reply, DefaultsError>) {
-        if slots.isEmpty {
-            ResponseEncoding.encode(id: id, result, into: &pending)
-        } else {
-            slots.append(Slot(id: id, result: result))
-        }
-    }
-
-    private func drainSlots() {
-        while let head = slots.first, let result = head.result {
-            slots.removeFirst()
-            ResponseEncoding.encode(id: head.id, result, into: &pending)
-        }
-    }
-
-    /// Hands the encoded responses to the channel as one buffer; flushes it when asked to
+    /// Hands the encoded answers to the channel as one buffer; flushes it when asked to
     /// (one pass down the pipeline instead of a write and a flush).
     private func writePending(_ context: ChannelHandlerContext, flush: Bool = false) {
-        guard !pending.isEmpty else {
+        guard let buffer = replies.takeEncoded(allocator: context.channel.allocator) else {
             if flush { context.flush() }
             return
-        }
-        var buffer = outbound ?? context.channel.allocator.buffer(capacity: BufferSizes.initialOutbound)
-        outbound = nil  // the only reference again, so clearing and writing reuse the storage
-        buffer.clear()
-        pending.withBytes { buffer.writeBytes($0) }
-        outbound = buffer.capacity > BufferSizes.largestKept ? nil : buffer
-        // Keep the writer's storage for the next batch, unless one huge answer grew it.
-        if pending.capacity > BufferSizes.largestKept {
-            pending = JSONWriter(capacity: BufferSizes.initialWriter)
-        } else {
-            pending.removeAll()
         }
         if flush {
             context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
@@ -238,7 +192,7 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
     }
 
     private func closeIfFinished(_ context: ChannelHandlerContext) {
-        guard inputClosed, slots.isEmpty else { return }
+        guard inputClosed, !replies.isHoldingAnswers else { return }
         writePending(context)
         let channel = context.channel
         context.writeAndFlush(wrapOutboundOut(channel.allocator.buffer(capacity: 0))).assumeIsolated().whenComplete { _ in
@@ -263,32 +217,25 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
 
     func deliver(_ event: ChangeEvent, line: ByteBuffer) {
         guard let context else { return }
-        if backlog.isEmpty && context.channel.isWritable {
+        if !outbox.hasEvents && context.channel.isWritable {
             context.writeAndFlush(wrapOutboundOut(line), promise: nil)
-        } else if backlog[event.changeset.domain] != nil {
-            backlog[event.changeset.domain]!.merge(event)
         } else {
-            backlog[event.changeset.domain] = event
+            outbox.keep(event)
         }
     }
 
     func deliverNotice(_ line: ByteBuffer, domain: DomainName) {
         guard let context else { return }
-        if noticeBacklog.isEmpty && context.channel.isWritable {
+        if !outbox.hasNotices && context.channel.isWritable {
             context.writeAndFlush(wrapOutboundOut(line), promise: nil)
         } else {
-            noticeBacklog[domain] = line
+            outbox.keep(notice: line, domain: domain)
         }
     }
 
-    private func drainBacklog(_ context: ChannelHandlerContext) {
-        while context.channel.isWritable, let line = noticeBacklog.values.first {
-            noticeBacklog.removeFirst()
+    private func drainOutbox(_ context: ChannelHandlerContext) {
+        while context.channel.isWritable, let line = outbox.next() {
             context.writeAndFlush(wrapOutboundOut(line), promise: nil)
-        }
-        while context.channel.isWritable, let event = backlog.values.first {
-            backlog.removeFirst()
-            context.writeAndFlush(wrapOutboundOut(ByteBuffer(bytes: event.encoded())), promise: nil)
         }
     }
 }

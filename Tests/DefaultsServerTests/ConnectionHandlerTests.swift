@@ -1,0 +1,174 @@
+import DefaultsCore
+@testable import DefaultsServer
+import Foundation
+import Logging
+import NIOCore
+import NIOEmbedded
+import NIOPosix
+import Testing
+
+/// A ServerContext on an EmbeddedEventLoop: the real store, notifier and handler, a writer whose
+/// writes complete when the test says, and connections that are `EmbeddedChannel`s.
+final class EmbeddedServer {
+    let loop = EmbeddedEventLoop()
+    let writer: WriteBehindTests.ControlledWriter
+    let server: ServerContext
+    let directory: String
+    let scanner = NIOThreadPool(numberOfThreads: 1)
+
+    init(maximumLineBytes: Int = 1 << 20, maximumConnections: Int = 100) {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("embedded-\(UUID().uuidString)").path
+        var configuration = DaemonConfiguration(socketPath: directory + "/socket", storageDirectory: directory)
+        configuration.maximumLineBytes = maximumLineBytes
+        configuration.maximumConnections = maximumConnections
+        let logger = Logger(label: "test")
+        let files = DomainFiles(directory: directory, format: .xml)
+        let table = DomainTable(eventLoop: loop, files: files)
+        writer = WriteBehindTests.ControlledWriter(loop: loop)
+        let notifier = Notifier(eventLoop: loop)
+        let bundles = InstalledBundles(
+            eventLoop: loop, scannerThread: scanner, notifier: notifier, configuration: configuration, logger: logger)
+        let store = DefaultsStore(
+            table: table, files: files,
+            writeBehind: WriteBehind(
+                eventLoop: loop, source: table, writer: writer, coalesceDelay: .milliseconds(50),
+                maximumCoalesceDelay: .seconds(1), logger: logger),
+            notifier: notifier, check: bundles, maximumDomainBytes: 1 << 20, logger: logger)
+        server = ServerContext(store: store, bundles: bundles, configuration: configuration, logger: logger, daemonUID: 1000)
+    }
+
+    /// A connected client whose peer is `uid`.
+    func connect(uid: UInt32 = 1000) throws -> EmbeddedChannel {
+        let handler = ConnectionHandler(server: server) { channel in
+            channel.eventLoop.makeSucceededFuture(PeerCredentials(pid: 4242, uid: uid, gid: 0))
+        }
+        let channel = EmbeddedChannel(handler: handler, loop: loop)
+        try channel.connect(to: SocketAddress(unixDomainSocketPath: "/defaultsd-test")).wait()
+        return channel
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: directory) }
+}
+
+extension EmbeddedChannel {
+    /// Sends request lines as one read.
+    func send(_ lines: String...) throws {
+        try writeInbound(ByteBuffer(string: lines.map { $0 + "\n" }.joined()))
+    }
+
+    /// Every line written to the peer so far.
+    func received() throws -> [String] {
+        var text = ""
+        while let buffer = try readOutbound(as: ByteBuffer.self) { text += String(buffer: buffer) }
+        return text.split(separator: "\n", omittingEmptySubsequences: true).map(String.init)
+    }
+}
+
+/// ConnectionHandler and its parts on an EmbeddedChannel: no sockets, no sleeps.
+@Suite struct ConnectionHandlerTests {
+    @Test func answersKeepRequestOrderBehindOneThatWaits() throws {
+        let server = EmbeddedServer()
+        server.writer.completesAtOnce = false
+        let client = try server.connect()
+        try client.send(
+            #"{"op":"set","domain":"com.a","key":"k","value":1}"#, #"{"id":1,"op":"synchronize"}"#, #"{"id":2,"op":"ping"}"#)
+        // The ping is ready, but queued behind the synchronize, which waits for the disk.
+        #expect(try client.received() == [#"{"ok":true,"generation":1}"#])
+        server.writer.completeAll()
+        server.loop.run()
+        #expect(try client.received() == [#"{"id":1,"ok":true}"#, #"{"id":2,"ok":true}"#])
+        try client.send(#"{"id":3,"op":"ping"}"#)
+        #expect(try client.received() == [#"{"id":3,"ok":true}"#])
+    }
+
+    @Test func anOverlongLineIsAnsweredAndTheConnectionGoesOn() throws {
+        let server = EmbeddedServer(maximumLineBytes: 64)
+        let client = try server.connect()
+        try client.send(#"{"op":"set","domain":"com.a","key":"k","value":""# + String(repeating: "x", count: 100) + #""}"#, #"{"op":"ping"}"#)
+        #expect(
+            try client.received() == [
+                #"{"ok":false,"error":{"code":"line_too_long","message":"line longer than 64 bytes; it was discarded"}}"#,
+                #"{"ok":true}"#,
+            ])
+        #expect(client.isActive)
+    }
+
+    @Test func anotherUserIsRefusedWithOneLineAndTheConnectionEnds() throws {
+        let server = EmbeddedServer()
+        let stranger = try server.connect(uid: 4242)
+        #expect(try stranger.received() == [#"{"ok":false,"error":{"code":"not_permitted","message":"this defaultsd serves uid 1000 only"}}"#])
+        try stranger.send(#"{"op":"set","domain":"com.a","key":"k","value":1}"#)
+        #expect(try stranger.received().isEmpty, "nothing it sends is run")
+        server.loop.advanceTime(by: .seconds(1))
+        #expect(!stranger.isActive)
+        // Root is served.
+        let root = try server.connect(uid: 0)
+        try root.send(#"{"op":"ping"}"#)
+        #expect(try root.received() == [#"{"ok":true}"#])
+    }
+
+    @Test func connectionsPastTheLimitAreRefused() throws {
+        let server = EmbeddedServer(maximumConnections: 1)
+        let first = try server.connect()
+        let second = try server.connect()
+        #expect(try second.received() == [#"{"ok":false,"error":{"code":"too_many_connections","message":"defaultsd serves at most 1 connections"}}"#])
+        try first.send(#"{"op":"ping"}"#)
+        #expect(try first.received() == [#"{"ok":true}"#])
+    }
+
+    @Test func aSubscriberThatCannotTakeEventsGetsThemMergedWhenItDrains() throws {
+        let server = EmbeddedServer()
+        let subscriber = try server.connect()
+        let writer = try server.connect()
+        try subscriber.send(#"{"op":"subscribe","domains":["com.a","com.b"]}"#)
+        _ = try subscriber.received()
+        subscriber.isWritable = false
+        subscriber.pipeline.fireChannelWritabilityChanged()
+        // Three batches from the writer: three events, none of which the subscriber can take now.
+        try writer.send(#"{"op":"set","domain":"com.a","key":"x","value":1}"#)
+        try writer.send(#"{"op":"set","domain":"com.b","key":"z","value":true}"#)
+        try writer.send(#"{"op":"apply","domain":"com.a","set":{"x":2,"y":3}}"#)
+        #expect(try writer.received().count == 3)
+        #expect(try subscriber.received().isEmpty)
+        subscriber.isWritable = true
+        subscriber.pipeline.fireChannelWritabilityChanged()
+        let events = try subscriber.received().map { try JSONParser.parse($0) }
+        #expect(events.count == 2, "one event per domain")
+        #expect(events[0]["domain"] == "com.a" && events[0]["generation"] == 2)
+        #expect(events[0]["changes"] == .object(["x": 2, "y": 3]))
+        #expect(events[1]["domain"] == "com.b" && events[1]["changes"] == .object(["z": true]))
+        // Drained: the next event goes out at once.
+        try writer.send(#"{"op":"set","domain":"com.b","key":"z","value":false}"#)
+        #expect(try subscriber.received().count == 1)
+    }
+
+    @Test func theOutboxMergesPerDomainAndSendsNoticesFirst() throws {
+        var outbox = EventOutbox()
+        let a = try DomainName("com.a"), b = try DomainName("com.b")
+        let origin = Origin(pid: 1, uid: 1, connection: 1)
+        outbox.keep(ChangeEvent(changeset: Changeset(domain: a, changes: ["x": 1]), generation: 1, origin: origin))
+        outbox.keep(ChangeEvent(changeset: Changeset(domain: b, changes: ["y": 1]), generation: 1, origin: origin))
+        outbox.keep(ChangeEvent(changeset: Changeset(domain: a, changes: ["x": nil, "w": 2]), generation: 2, origin: origin))
+        outbox.keep(notice: ByteBuffer(string: "notice-a-1\n"), domain: a)
+        outbox.keep(notice: ByteBuffer(string: "notice-a-2\n"), domain: a)
+        var lines: [String] = []
+        while let line = outbox.next() { lines.append(String(buffer: line)) }
+        #expect(lines.count == 3)
+        #expect(lines[0] == "notice-a-2\n")
+        let first = try JSONParser.parse(lines[1])
+        #expect(first["domain"] == "com.a" && first["generation"] == 2 && first["changes"] == .object(["x": .null, "w": 2]))
+        #expect(try JSONParser.parse(lines[2])["domain"] == "com.b")
+        #expect(outbox.isEmpty)
+    }
+
+    @Test func theAdmissionRules() {
+        let admission = ConnectionAdmission(daemonUID: 1000, maximumConnections: 2)
+        let own = PeerCredentials(pid: 1, uid: 1000, gid: 0)
+        #expect(admission.refusal(peer: own, openConnections: 2, isStopping: false) == nil)
+        #expect(admission.refusal(peer: PeerCredentials(pid: 1, uid: 0, gid: 0), openConnections: 1, isStopping: false) == nil)
+        #expect(admission.refusal(peer: nil, openConnections: 1, isStopping: false)?.code == .notPermitted)
+        #expect(admission.refusal(peer: PeerCredentials(pid: 1, uid: 7, gid: 0), openConnections: 1, isStopping: false)?.code == .notPermitted)
+        #expect(admission.refusal(peer: own, openConnections: 3, isStopping: false)?.code == .tooManyConnections)
+        #expect(admission.refusal(peer: own, openConnections: 1, isStopping: true)?.code == .shuttingDown)
+    }
+}
