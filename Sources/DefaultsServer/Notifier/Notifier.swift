@@ -81,7 +81,7 @@ final class Notifier {
     /// (`releaseDelivery`) or, outside a batch, of this event-loop turn. Builds no event
     /// when nobody subscribes to the domain.
     func publish(_ changeset: Changeset, generation: Int64, origin: Origin) {
-        eventLoop.assertInEventLoop()
+        eventLoop.preconditionInEventLoop()
         let sinks = byDomain[changeset.domain]
         guard !everything.isEmpty || sinks != nil else { return }
         let event = ChangeEvent(changeset: changeset, generation: generation, origin: origin)
@@ -169,7 +169,7 @@ final class Notifier {
     /// Tells the subscribers of `domain` that its Settings bundle defaults changed:
     /// `{"event":"bundleDefaultsChanged","domain":"..."}`; they fetch them again with `bundleDefaults`.
     func publishBundleDefaultsChanged(_ domain: DomainName) {
-        eventLoop.assertInEventLoop()
+        eventLoop.preconditionInEventLoop()
         let sinks = subscribers(of: domain)
         guard !sinks.isEmpty else { return }
         var writer = JSONWriter(capacity: 80)
