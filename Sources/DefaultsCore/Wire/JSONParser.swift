@@ -438,7 +438,8 @@ public struct JSONParser: ~Copyable {
 /// ``JSONParser/parseObjectMembers(_:into:)`` reads the line again with the full grammar,
 /// which also words any error. Whatever this loop accepts, the full grammar accepts with the
 /// same members (tested over the conformance suite and request lines); it exists because
-/// the general parser's bookkeeping cost some 30 instructions per byte of a short request.
+/// the general parser's bookkeeping is costly per byte of a short request (docs/PERFORMANCE.md
+/// has the figures and the verdict on keeping it).
 struct MemberScanner {
     private let bytes: UnsafeRawBufferPointer
     private let base: UnsafePointer<UInt8>

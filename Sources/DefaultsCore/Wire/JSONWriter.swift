@@ -9,8 +9,7 @@ import Foundation
 /// Noncopyable, and its storage a plain allocation rather than an `Array`: every answer and
 /// every event is written through it, and an array checks that its storage is unshared and
 /// large enough at each appended byte. Here each call makes room once for all it writes and
-/// stores through a pointer; a `set`'s answer went from some 880 instructions to 320
-/// (docs/PERFORMANCE.md).
+/// stores through a pointer (docs/PERFORMANCE.md has what that saves).
 ///
 /// ```swift
 /// var writer = JSONWriter()

@@ -13,10 +13,9 @@ import NIOCore
 /// while let frame = lines.next() { ... }   // .line(`{"op":"ping"}`); the rest waits for more bytes
 /// ```
 ///
-/// A plain type called by the handler rather than a `ByteToMessageHandler` of its own: every
-/// request passed through that handler's buffering state machine and one more pipeline hop,
-/// some 15 % of the daemon's time per request (measured; see docs/PERFORMANCE.md). Lines are
-/// slices of the bytes read, not copies; only an unfinished line is kept between reads.
+/// A plain type called by the handler rather than a `ByteToMessageHandler` of its own, so a
+/// request makes no extra pipeline hop (docs/PERFORMANCE.md has the cost). Lines are slices of
+/// the bytes read, not copies; only an unfinished line is kept between reads.
 ///
 /// NIOExtras' `LineBasedFrameDecoder` fails the channel on an over-long line; the protocol
 /// instead answers `line_too_long`, discards the rest of that line and keeps the connection,

@@ -10,8 +10,8 @@ enum Incoming {
 /// Decodes one line into a request. One job: JSON and request shape; no knowledge of the ops.
 ///
 /// A plain type rather than a channel handler of its own: the connection handler calls it
-/// for each line, which spares every request a hop through the pipeline (measured: each hop
-/// boxes the message and casts it back; see docs/PERFORMANCE.md).
+/// for each line, which spares every request a hop through the pipeline (each hop boxes the
+/// message and casts it back; docs/PERFORMANCE.md has the cost).
 enum RequestDecoder {
     /// Blank lines are ignored, so `nc -U` sessions may press Enter freely.
     static func isBlank(_ line: ByteBuffer) -> Bool {
