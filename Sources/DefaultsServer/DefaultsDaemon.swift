@@ -27,7 +27,9 @@ public final class DefaultsDaemon: Sendable {
     private let writer: NIOThreadPool
     /// Reads Settings bundles off the event loop.
     private let scanner: NIOThreadPool
-    private let server: ServerContext
+    /// The state-owning loop, and the state every connection shares, reachable only on that loop.
+    private let loop: EventLoop
+    private let state: NIOLoopBoundBox<ServerContext>
     private let listener = NIOLockedValueBox<Channel?>(nil)
 
     public init(configuration: DaemonConfiguration, logger: Logger, manager: ServiceManagerLink = NoServiceManager()) {
@@ -51,7 +53,10 @@ public final class DefaultsDaemon: Sendable {
         let store = DefaultsStore(
             table: table, files: files, writeBehind: writeBehind, notifier: notifier, check: bundles,
             maximumDomainBytes: configuration.maximumDomainBytes, logger: logger)
-        self.server = ServerContext(store: store, bundles: bundles, configuration: configuration, logger: logger, daemonUID: getuid())
+        self.loop = loop
+        let server = ServerContext(
+            store: store, notifier: notifier, bundles: bundles, configuration: configuration, logger: logger, daemonUID: getuid())
+        self.state = NIOLoopBoundBox.makeBoxSendingValue(server, eventLoop: loop)
     }
 
     /// Checks the storage directory and starts listening, on `listeningSocket` when one was passed
@@ -60,15 +65,15 @@ public final class DefaultsDaemon: Sendable {
         writer.start()
         scanner.start()
         try DomainFiles(directory: configuration.storageDirectory, format: configuration.fileFormat).prepare()
-        let server = self.server
+        let state = self.state
         // Settings bundles are read before the socket opens, so the first client sees their layer.
         let scanInterval = configuration.settingsBundleScanInterval
-        try await server.store.eventLoop.flatSubmit { server.bundles.start(interval: scanInterval) }.get()
+        try await loop.flatSubmit { state.value.bundles.start(interval: scanInterval) }.get()
         let bootstrap = ServerBootstrap(group: group)
             .defaultsdChannelOptions()
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(ConnectionHandler(server: server))
+                    try channel.pipeline.syncOperations.addHandler(ConnectionHandler(server: state.value))
                 }
             }
         let channel: Channel
@@ -90,9 +95,9 @@ public final class DefaultsDaemon: Sendable {
         }
         listener.withLockedValue { $0 = channel }
         let manager = self.manager
-        try await server.store.eventLoop.submit {
-            manager.ready(status: server.statusLine)
-            server.startReporting(to: manager)
+        try await loop.submit {
+            manager.ready(status: state.value.statusLine)
+            state.value.startReporting(to: manager)
         }.get()
     }
 
@@ -100,9 +105,10 @@ public final class DefaultsDaemon: Sendable {
     /// logged as needing a restart.
     public func reload(_ configuration: DaemonConfiguration) async {
         manager.reloading()
-        let server = self.server
+        let state = self.state
         do {
-            try await server.store.eventLoop.submit {
+            try await loop.submit {
+                let server = state.value
                 server.configuration = configuration
                 server.store.reconfigure(configuration)
                 server.bundles.reconfigure(configuration)
@@ -119,35 +125,36 @@ public final class DefaultsDaemon: Sendable {
         }
         logger.info("configuration reloaded")
         let manager = self.manager
-        _ = try? await server.store.eventLoop.submit { manager.ready(status: server.statusLine) }.get()
+        _ = try? await loop.submit { manager.ready(status: state.value.statusLine) }.get()
     }
 
     /// Completes a reload cycle for the service manager when the new configuration was refused.
     public func reloadFailed() async {
         manager.reloading()
-        let server = self.server
+        let state = self.state
         let manager = self.manager
-        _ = try? await server.store.eventLoop.submit {
-            manager.ready(status: server.statusLine + "; configuration error, previous configuration kept")
+        _ = try? await loop.submit {
+            manager.ready(status: state.value.statusLine + "; configuration error, previous configuration kept")
         }.get()
     }
 
     /// Stops accepting, refuses new writes, makes every accepted write durable, then closes.
     public func stop() async {
         manager.stopping()
-        let server = self.server
-        let loop = server.store.eventLoop
+        let state = self.state
+        let loop = self.loop
         let listening = listener.withLockedValue { $0 }
         try? await listening?.close()
         do {
             try await loop.flatSubmit {
-                server.isStopping = true
-                return server.store.synchronize()
+                state.value.isStopping = true
+                return state.value.store.synchronize()
             }.get()
         } catch {
             logger.error("final flush failed", metadata: ["error": "\(error)"])
         }
         let channels = (try? await loop.submit { () -> [Channel] in
+            let server = state.value
             server.stopReporting()
             server.bundles.stop()
             return Array(server.channels.values)

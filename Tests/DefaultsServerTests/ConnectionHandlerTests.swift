@@ -34,7 +34,8 @@ final class EmbeddedServer {
                 eventLoop: loop, source: table, writer: writer, coalesceDelay: .milliseconds(50),
                 maximumCoalesceDelay: .seconds(1), logger: logger),
             notifier: notifier, check: bundles, maximumDomainBytes: 1 << 20, logger: logger)
-        server = ServerContext(store: store, bundles: bundles, configuration: configuration, logger: logger, daemonUID: 1000)
+        server = ServerContext(
+            store: store, notifier: notifier, bundles: bundles, configuration: configuration, logger: logger, daemonUID: 1000)
     }
 
     /// A connected client whose peer is `uid`.

@@ -97,6 +97,25 @@ final class DefaultsStore {
 
     var loadedDomainCount: Int { table.count }
 
+    /// The store's counters, for `stats` and the service manager's status line.
+    struct Statistics {
+        var domainsLoaded: Int
+        var dirtyDomains: Int
+        var flushes: Int
+        var fileWrites: Int
+        var events: Int
+        var subscribers: Int
+        /// The file writes of the domain asked about, if one was.
+        var domainFileWrites: Int?
+    }
+
+    func statistics(of domain: DomainName? = nil) -> Statistics {
+        Statistics(
+            domainsLoaded: table.count, dirtyDomains: writeBehind.dirtyCount, flushes: writeBehind.flushCount,
+            fileWrites: writeBehind.fileWrites, events: notifier.eventsPublished, subscribers: notifier.subscriberCount,
+            domainFileWrites: domain.map { writeBehind.fileWritesByDomain[$0] ?? 0 })
+    }
+
     // MARK: - Writing
 
     /// Applies a changeset all or nothing. Returns the domain's generation afterwards.

@@ -79,7 +79,7 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
     func channelInactive(context: ChannelHandlerContext) {
         closed = true
         // Unsubscribed first, so the events of the batch that ends here skip this connection.
-        server.store.notifier.unsubscribeFromEverything(self)
+        server.notifier.unsubscribeFromEverything(self)
         endBatch()
         server.connectionCount -= 1
         server.channels[session.id] = nil
@@ -105,13 +105,13 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
         }
         if !inBatch {
             inBatch = true
-            server.store.notifier.holdDelivery()
+            server.notifier.holdDelivery()
         }
         switch RequestDecoder.decode(line, reusing: &members) {
         case .invalid(let id, let error):
             replies.answer(id: id, .failure(error))
         case .request(let request):
-            switch Operations(server: server).perform(request, session: session, sink: self) {
+            switch RequestDispatcher(server: server).perform(request, session: session, sink: self) {
             case .now(let result):
                 replies.answer(id: request.id, result)
             case .later(let future):
@@ -172,7 +172,7 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
     private func endBatch() {
         guard inBatch else { return }
         inBatch = false
-        server.store.notifier.releaseDelivery()
+        server.notifier.releaseDelivery()
     }
 
     // MARK: - Responses

@@ -4,9 +4,11 @@ import NIOCore
 
 /// State shared by all connections: the store and the daemon's counters.
 ///
-/// Owned by the store's event loop; connection handlers run on the same loop.
-final class ServerContext: @unchecked Sendable {
+/// Owned by the store's event loop; connection handlers run on the same loop. The daemon holds
+/// it in a `NIOLoopBoundBox`, so reaching it from anywhere else traps.
+final class ServerContext {
     let store: DefaultsStore
+    let notifier: Notifier
     let bundles: InstalledBundles
     /// Replaced on reload; read by new connections (line limit) and by the refusal checks.
     var configuration: DaemonConfiguration
@@ -20,8 +22,12 @@ final class ServerContext: @unchecked Sendable {
     /// Open client channels, so shutdown can close them after the final flush.
     var channels: [UInt64: Channel] = [:]
 
-    init(store: DefaultsStore, bundles: InstalledBundles, configuration: DaemonConfiguration, logger: Logger, daemonUID: UInt32) {
+    init(
+        store: DefaultsStore, notifier: Notifier, bundles: InstalledBundles, configuration: DaemonConfiguration, logger: Logger,
+        daemonUID: UInt32
+    ) {
         self.store = store
+        self.notifier = notifier
         self.bundles = bundles
         self.configuration = configuration
         self.logger = logger
@@ -34,8 +40,9 @@ final class ServerContext: @unchecked Sendable {
 
     /// "3 clients, 12 domains loaded, 0 dirty", for `systemctl status`.
     var statusLine: String {
-        "\(connectionCount) client\(connectionCount == 1 ? "" : "s"), \(store.loadedDomainCount) domain\(store.loadedDomainCount == 1 ? "" : "s") loaded, "
-            + "\(store.writeBehind.dirtyCount) dirty"
+        let counts = store.statistics()
+        return "\(connectionCount) client\(connectionCount == 1 ? "" : "s"), \(counts.domainsLoaded) domain\(counts.domainsLoaded == 1 ? "" : "s") loaded, "
+            + "\(counts.dirtyDomains) dirty"
     }
 
     /// Sends the status line when it changed, at most once a second, and the watchdog pings,
@@ -43,10 +50,13 @@ final class ServerContext: @unchecked Sendable {
     func startReporting(to manager: ServiceManagerLink) {
         lastStatus = statusLine
         let loop = store.eventLoop
-        reporting = loop.scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { [self] _ in
-            let line = statusLine
-            if line != lastStatus {
-                lastStatus = line
+        // The repeated task runs on this same loop; `stopReporting()` cancels it and so ends the reference.
+        let bound = NIOLoopBound(self, eventLoop: loop)
+        reporting = loop.scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { _ in
+            let server = bound.value
+            let line = server.statusLine
+            if line != server.lastStatus {
+                server.lastStatus = line
                 manager.status(line)
             }
         }

@@ -9,10 +9,11 @@ enum PendingReply {
     case later(EventLoopFuture<Reply>)
 }
 
-/// The protocol's operations: turns one request into store calls and a reply.
+/// Dispatches one request to the operation it names: turns it into calls on the store, the
+/// notifier and the Settings bundles, and a reply.
 ///
-/// Runs on the store's event loop, called by the connection handler.
-struct Operations {
+/// A value made per request by the connection handler, on the state-owning loop.
+struct RequestDispatcher {
     let server: ServerContext
 
     private var store: DefaultsStore { server.store }
@@ -39,8 +40,10 @@ struct Operations {
                 guard let reading = server.bundles.bundle(for: domain, languages: [try request.string("language")]) else {
                     throw DefaultsError(.invalidParameter, "no Settings bundle is installed for \(domain)")
                 }
-                let operations = self
-                return .later(reading.flatMapThrowing { bundle in try operations.describeBundle(request, of: domain, in: bundle) })
+                let dispatcher = self
+                return .later(reading.assumeIsolated().flatMapThrowing { bundle in
+                    try dispatcher.describeBundle(request, of: domain, in: bundle)
+                }.nonisolated())
             default:
                 return .now(.success(try performNow(request, session: session, sink: sink)))
             }
@@ -168,7 +171,7 @@ struct Operations {
 
         case .subscribe:
             if try request.bool("all") == true {
-                store.notifier.subscribeToEverything(sink)
+                server.notifier.subscribeToEverything(sink)
                 return .empty
             }
             guard let domains = try request.domains("domains") else {
@@ -176,14 +179,14 @@ struct Operations {
             }
             var generations: [DomainName: Int64] = [:]
             for domain in domains { generations[domain] = try store.state(of: domain).generation }
-            store.notifier.subscribe(sink, to: domains)
+            server.notifier.subscribe(sink, to: domains)
             return Reply([("generations", .generations(generations))])
 
         case .unsubscribe:
             if let domains = try request.domains("domains") {
-                store.notifier.unsubscribe(sink, from: domains)
+                server.notifier.unsubscribe(sink, from: domains)
             } else {
-                store.notifier.unsubscribeFromEverything(sink)
+                server.notifier.unsubscribeFromEverything(sink)
             }
             return .empty
 
@@ -200,22 +203,20 @@ struct Operations {
             return .generation(try store.replace(domain, with: values, origin: session.origin))
 
         case .stats:
+            let counts = store.statistics(of: request.has("domain") ? try session.domain(of: request) : nil)
             var fields: [(String, Reply.Field)] = [
                 ("pid", .integer(Int64(getpid()))),
                 ("uptimeSeconds", .integer(Int64(Date().timeIntervalSince(server.startedAt)))),
                 ("connections", .integer(Int64(server.connectionCount))),
-                ("subscribers", .integer(Int64(store.notifier.subscriberCount))),
-                ("domainsLoaded", .integer(Int64(store.loadedDomainCount))),
-                ("dirtyDomains", .integer(Int64(store.writeBehind.dirtyCount))),
+                ("subscribers", .integer(Int64(counts.subscribers))),
+                ("domainsLoaded", .integer(Int64(counts.domainsLoaded))),
+                ("dirtyDomains", .integer(Int64(counts.dirtyDomains))),
                 ("requests", .integer(Int64(server.requestCount))),
-                ("flushes", .integer(Int64(store.writeBehind.flushCount))),
-                ("fileWrites", .integer(Int64(store.writeBehind.fileWrites))),
-                ("events", .integer(Int64(store.notifier.eventsPublished))),
+                ("flushes", .integer(Int64(counts.flushes))),
+                ("fileWrites", .integer(Int64(counts.fileWrites))),
+                ("events", .integer(Int64(counts.events))),
             ]
-            if request.has("domain") {
-                let domain = try session.domain(of: request)
-                fields.append(("domainFileWrites", .integer(Int64(store.writeBehind.fileWritesByDomain[domain] ?? 0))))
-            }
+            if let writes = counts.domainFileWrites { fields.append(("domainFileWrites", .integer(Int64(writes)))) }
             return Reply(fields)
 
         default:
