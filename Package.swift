@@ -16,6 +16,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
@@ -59,7 +60,7 @@ let package = Package(
         ),
 
         // A blocking, deadline-driven line client over a Unix socket: the `defaults` tool, tests, the benchmark.
-        .target(name: "LineSocket"),
+        .target(name: "LineSocket", dependencies: ["DefaultsCore"]),
 
         // The `defaults` command (macOS syntax and output) over defaultsd.
         .target(
@@ -89,6 +90,7 @@ let package = Package(
             dependencies: [
                 "DefaultsCore",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOExtras", package: "swift-nio-extras"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),

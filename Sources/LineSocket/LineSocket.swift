@@ -1,3 +1,4 @@
+import DefaultsCore
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -97,13 +98,17 @@ public final class LineSocket {
         buffer[try takeLine(timeout: timeout)].starts(with: prefix)
     }
 
-    /// Takes the next line from the buffer, reading as needed; its range in `buffer`, newline excluded.
+    /// Takes the next line from the buffer, reading as needed; its range in `buffer`, cut by the
+    /// protocol's rule (``LineFraming``: newline, and a `\r` before it, excluded).
     private func takeLine(timeout: Double) throws -> Range<Int> {
         let deadline = LineSocket.now() + timeout
         while true {
-            if let newline = buffer[start...].firstIndex(of: UInt8(ascii: "\n")) {
-                defer { start = newline + 1 }
-                return start..<newline
+            let found: Range<Int>? = buffer.withUnsafeBytes { raw in
+                LineFraming.newline(in: raw, from: start).map { start..<(start + LineFraming.contentLength(of: raw, from: start, upTo: $0)) }
+            }
+            if let line = found {
+                start = line.upperBound + (buffer[line.upperBound] == LineFraming.newline ? 1 : 2)
+                return line
             }
             let remaining = deadline - LineSocket.now()
             guard remaining > 0 else { throw Failure(description: "no line within \(timeout) s") }
@@ -122,7 +127,7 @@ public final class LineSocket {
 
     /// True when bytes are buffered or the socket is readable within `timeout` seconds.
     public func hasInput(timeout: Double) throws -> Bool {
-        if buffer[start...].contains(UInt8(ascii: "\n")) { return true }
+        if buffer.withUnsafeBytes({ LineFraming.newline(in: $0, from: start) }) != nil { return true }
         return try waitReadable(timeout: timeout)
     }
 

@@ -106,3 +106,20 @@ import Testing
         #expect(DefaultsError(answer: try JSONParser.parse(line)) == expected)
     }
 }
+
+/// The protocol's framing rule, shared by the daemon's framer and LineSocket.
+@Suite struct LineFramingTests {
+    @Test func linesEndAtANewlineAndLoseACarriageReturnBeforeIt() {
+        let bytes = Array("{\"op\":\"ping\"}\r\nnext\n\r\n".utf8)
+        bytes.withUnsafeBytes { raw in
+            #expect(LineFraming.newline(in: raw, from: 0) == 14)
+            #expect(LineFraming.contentLength(of: raw, upTo: 14) == 13)
+            #expect(LineFraming.newline(in: raw, from: 15) == 19)
+            #expect(LineFraming.contentLength(of: raw, from: 15, upTo: 19) == 4)
+            #expect(LineFraming.newline(in: raw, from: 20) == 21)
+            #expect(LineFraming.contentLength(of: raw, from: 20, upTo: 21) == 0, "a lone \\r line is empty")
+            #expect(LineFraming.contentLength(of: raw, from: 15, upTo: 15) == 0)
+            #expect(LineFraming.newline(in: raw, from: 22) == nil)
+        }
+    }
+}

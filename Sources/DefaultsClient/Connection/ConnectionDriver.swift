@@ -2,6 +2,7 @@ import DefaultsCore
 import DequeModule
 import Logging
 import NIOCore
+import NIOExtras
 import NIOPosix
 
 /// The connection to the daemon: connects, reconnects with backoff, sends the outbox in order and
@@ -177,7 +178,8 @@ final class ConnectionDriver: @unchecked Sendable {
             .channelInitializer { [self] channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandlers([
-                        ByteToMessageHandler(LineFramer()),
+                        ByteToMessageHandler(
+                            LineBasedFrameDecoder(), maximumBufferSize: ConnectionLimits.maximumLineBytes),
                         MessageCodec(),
                         DaemonLink(driver: self),
                     ])

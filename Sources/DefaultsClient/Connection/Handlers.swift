@@ -3,43 +3,18 @@ import NIOCore
 
 // The client's pipeline, one job per handler:
 //
-//   bytes ─▶ LineFramer ─▶ MessageCodec ─▶ DaemonLink ─▶ ConnectionDriver
+//   bytes ─▶ LineBasedFrameDecoder ─▶ MessageCodec ─▶ DaemonLink ─▶ ConnectionDriver
 //   bytes ◀────────────── MessageCodec ◀── (request lines)
 //
-// All three run on the connection's event loop, the thread that owns ConnectionDriver.
+// All three run on the connection's event loop, the thread that owns ConnectionDriver. Lines are
+// cut by NIOExtras' LineBasedFrameDecoder (`\n`, a `\r` before it dropped), bounded by
+// `ConnectionLimits.maximumLineBytes`; a longer line, or a partial one when the daemon goes away,
+// is an error that closes the connection, and the driver reconnects.
 
-/// Cuts the byte stream into lines (without their `\n` or `\r\n`).
-struct LineFramer: ByteToMessageDecoder {
-    typealias InboundOut = ByteBuffer
-
+enum ConnectionLimits {
     /// A whole domain comes back in one `get` line: the daemon's 4 MiB default limit, JSON-escaped,
     /// fits well within this.
     static let maximumLineBytes = 64 << 20
-
-    private var scanned = 0
-
-    mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
-        let view = buffer.readableBytesView
-        guard let newline = view[(view.startIndex + scanned)...].firstIndex(of: UInt8(ascii: "\n")) else {
-            scanned = view.count
-            if scanned > LineFramer.maximumLineBytes { throw LineTooLong() }
-            return .needMoreData
-        }
-        scanned = 0
-        var line = buffer.readSlice(length: newline - view.startIndex)!
-        buffer.moveReaderIndex(forwardBy: 1)
-        if line.readableBytesView.last == UInt8(ascii: "\r") { line.moveWriterIndex(to: line.writerIndex - 1) }
-        context.fireChannelRead(wrapInboundOut(line))
-        return .continue
-    }
-
-    mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
-        while try decode(context: context, buffer: &buffer) == .continue {}
-        buffer.moveReaderIndex(to: buffer.writerIndex)  // a partial last line is not a message
-        return .needMoreData
-    }
-
-    struct LineTooLong: Error {}
 }
 
 /// A line from the daemon, parsed.

@@ -1,3 +1,4 @@
+import DefaultsCore
 import Foundation
 import NIOCore
 
@@ -75,9 +76,8 @@ struct LineFrameDecoder {
             var line = buffer!.readSlice(length: length)!
             buffer!.moveReaderIndex(forwardBy: 1)
             if buffer!.readableBytes == 0 { buffer = nil }
-            if length > 0, line.getInteger(at: line.writerIndex - 1, as: UInt8.self) == UInt8(ascii: "\r") {
-                line.moveWriterIndex(to: line.writerIndex - 1)
-            }
+            let content = line.withUnsafeReadableBytes { LineFraming.contentLength(of: $0, upTo: length) }
+            line.moveWriterIndex(to: line.readerIndex + content)
             return line.readableBytes > maximumLineBytes ? .tooLong : .line(line)
         }
         return nil
@@ -86,12 +86,7 @@ struct LineFrameDecoder {
     /// The number of bytes before the next newline of `buffer`, searching only past the part
     /// already scanned; nil when there is none yet.
     private func lengthOfNextLine() -> Int? {
-        buffer!.withUnsafeReadableBytes { bytes -> Int? in
-            guard bytes.count > scanned, let base = bytes.baseAddress,
-                  let newline = memchr(base + scanned, Int32(UInt8(ascii: "\n")), bytes.count - scanned)
-            else { return nil }
-            return base.distance(to: UnsafeRawPointer(newline))
-        }
+        buffer!.withUnsafeReadableBytes { LineFraming.newline(in: $0, from: scanned) }
     }
 
     /// At end of input: the last line when it has no newline
