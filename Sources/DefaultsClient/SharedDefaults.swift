@@ -193,14 +193,14 @@ public final class SharedDefaults: Sendable {
 
     private func makeEdit(_ value: Any?, forKey key: String) throws(DefaultsClientError) -> Edit {
         try validate(key)
-        guard let value else { return .changes([key: PlistValue?.none]) }
-        return .changes([key: .some(try PlistBridge.value(from: value, path: key))])
+        guard let value else { return .changes(Changeset(domain: domain, changes: [key: PlistValue?.none])) }
+        return .changes(Changeset(domain: domain, changes: [key: .some(try PlistBridge.value(from: value, path: key))]))
     }
 
     /// A typed value needs no conversion, only the check (one built by hand may hold a NaN).
     private func makeEdit(storing value: PlistValue, forKey key: String) throws(DefaultsClientError) -> Edit {
         try validate(key)
-        return .changes([key: .some(try PlistBridge.checked(value, path: key))])
+        return .changes(Changeset(domain: domain, changes: [key: .some(try PlistBridge.checked(value, path: key))]))
     }
 
     private func validate(_ key: String) throws(DefaultsClientError) {

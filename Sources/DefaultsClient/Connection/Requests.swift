@@ -43,7 +43,7 @@ enum Requests {
         line { writer in
             switch edit {
             case .changes(let changes) where changes.count == 1:
-                let (key, value) = changes.first!
+                let (key, value) = changes.onlyChange!
                 writer.key("op"); writer.string(value == nil ? "remove" : "set")
                 writer.key("domain"); writer.string(domain.rawValue)
                 writer.key("key"); writer.string(key)
@@ -51,9 +51,9 @@ enum Requests {
             case .changes(let changes):
                 writer.key("op"); writer.string("apply")
                 writer.key("domain"); writer.string(domain.rawValue)
-                writer.key("set"); writer.dictionary(changes.compactMapValues { $0 })
+                writer.key("set"); writer.dictionary(changes.changes.compactMapValues { $0 })
                 writer.key("remove"); writer.beginArray()
-                for key in changes.keys.sorted() where changes[key]! == nil { writer.string(key) }
+                for key in changes.compactMap({ $0.value == nil ? $0.key : nil }).sorted() { writer.string(key) }
                 writer.endArray()
             case .replace(let values) where values.isEmpty:
                 writer.key("op"); writer.string("deleteDomain")

@@ -204,7 +204,7 @@ extension CacheState {
         let changed: Set<String> = modify(domain) { cache in
             cache.appendPending(PendingWrite(sequence: sequence, edit: edit, acknowledged: nil))
             switch edit {
-            case .changes(let changes): return cache.refresh(changes.keys)
+            case .changes(let changes): return cache.refresh(changes.map(\.key))
             case .replace: return cache.refresh(cache.allKeys())
             }
         }

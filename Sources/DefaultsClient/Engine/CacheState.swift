@@ -2,11 +2,10 @@ import DefaultsCore
 import DequeModule
 import Foundation
 
-/// One place a view looks for a key, in search-list order.
 /// A local change to one domain, as sent to the daemon.
 enum Edit: Sendable {
-    /// Keys to set (a value) or remove (`nil`).
-    case changes([String: PlistValue?])
+    /// Keys to set (a value) or remove (`nil`): the same `Changeset` the daemon applies and announces.
+    case changes(Changeset)
     /// Every value of the domain (`replaceDomain`; empty for `deleteDomain`).
     case replace([String: PlistValue])
 }
@@ -74,7 +73,7 @@ struct DomainCache {
         let write = pending.remove(at: index)
         switch write.edit {
         case .changes(let changes):
-            for key in changes.keys {
+            for (key, _) in changes {
                 let count = pendingCounts[key]! - 1
                 if count == 0 {
                     pendingCounts[key] = nil
@@ -86,7 +85,7 @@ struct DomainCache {
                     if index > 0 { newest[key] = .some(newestValue(of: key)) }
                 }
             }
-            return Set(changes.keys)
+            return Set(changes.map(\.key))
         case .replace:
             pendingReplaces -= 1
             return allKeys()
@@ -170,7 +169,7 @@ struct DomainCache {
         var keys = Set(confirmed.keys).union(visible.keys)
         for write in pending {
             switch write.edit {
-            case .changes(let changes): keys.formUnion(changes.keys)
+            case .changes(let changes): keys.formUnion(changes.map(\.key))
             case .replace(let values): keys.formUnion(values.keys)
             }
         }
