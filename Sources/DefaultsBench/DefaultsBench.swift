@@ -49,8 +49,14 @@ struct DefaultsBench: ParsableCommand {
         var report = Report()
         report.line("defaultsd-bench: \(iterations) requests, \(events) events per measurement; \(ProcessInfo.processInfo.activeProcessorCount) cores")
 
-        let server = try Server.start(binary, ["--socket", directory + "/defaultsd.sock", "--storage-dir", directory + "/storage"],
-                                      readyWhen: "listening")
+        // The daemon at its built-in settings, whatever configuration file or Settings bundles the
+        // user running the benchmark has.
+        let configuration = directory + "/defaultsd.json"
+        try #"{ "settingsBundleDirectories": [] }"#.write(toFile: configuration, atomically: true, encoding: .utf8)
+        let server = try Server.start(
+            binary,
+            ["--config", configuration, "--socket", directory + "/defaultsd.sock", "--storage-dir", directory + "/storage"],
+            readyWhen: "listening")
         defer { server.stop() }
         let idle = server.residentKiB()
 
