@@ -74,7 +74,7 @@ public struct JSONMembers: Sendable, Equatable {
     }
 
     private var line = Line(capacity: 0)
-    /// Internal for tests, which compare the scanner's spans with the full grammar's.
+    /// Internal for tests.
     private(set) var spans: [Span] = []
 
     public init() {}
