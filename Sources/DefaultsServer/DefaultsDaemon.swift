@@ -27,6 +27,8 @@ public final class DefaultsDaemon: Sendable {
     private let writer: NIOThreadPool
     /// Reads Settings bundles off the event loop.
     private let scanner: NIOThreadPool
+    /// The storage directory and file format the store, the write-behind and start-up share.
+    private let files: DomainFiles
     /// The state-owning loop, and the state every connection shares, reachable only on that loop.
     private let loop: EventLoop
     private let state: NIOLoopBoundBox<ServerContext>
@@ -42,6 +44,7 @@ public final class DefaultsDaemon: Sendable {
         self.scanner = NIOThreadPool(numberOfThreads: 1)
         let loop = group.next()
         let files = DomainFiles(directory: configuration.storageDirectory, format: configuration.fileFormat)
+        self.files = files
         let notifier = Notifier(eventLoop: loop)
         let bundles = InstalledBundles(
             eventLoop: loop, scannerThread: scanner, notifier: notifier, configuration: configuration, logger: logger)
@@ -64,7 +67,7 @@ public final class DefaultsDaemon: Sendable {
     public func start(listeningSocket: Int32? = nil) async throws {
         writer.start()
         scanner.start()
-        try DomainFiles(directory: configuration.storageDirectory, format: configuration.fileFormat).prepare()
+        try files.prepare()
         let state = self.state
         // Settings bundles are read before the socket opens, so the first client sees their layer.
         let scanInterval = configuration.settingsBundleScanInterval

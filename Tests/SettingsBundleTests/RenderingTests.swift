@@ -245,4 +245,28 @@ import Testing
                 ]
             ).renderedText() == "  \u{200B}Zero  a\n  Four  b\n")
     }
+
+    @Test func aRadioGroupsValueThatIsNoChoiceIsFlaggedUnderItsChoices() throws {
+        let bundle = try TemporaryBundle()
+        try bundle.writePage(
+            "Root.plist",
+            [
+                [
+                    "Type": "PSRadioGroupSpecifier", "Key": "theme", "Title": "Theme", "DefaultValue": "sepia",
+                    "Values": ["light", "dark"], "Titles": ["Light", "Dark"],
+                ]
+            ])
+        #expect(
+            try bundle.load().renderText { _, _ in nil } == """
+                THEME
+                    Light
+                    Dark
+                    "sepia" (not one of the choices)
+
+                """)
+        // A stored value that is one of them is checked as usual, with nothing flagged.
+        #expect(
+            try bundle.load().renderText(lookup: StoredValue.lookup(in: ["theme": "dark"], origin: "app"))
+                == "THEME\n    Light\n  ✓ Dark\n")
+    }
 }

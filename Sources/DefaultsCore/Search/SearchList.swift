@@ -77,7 +77,7 @@ public struct SearchList: Sendable, Hashable {
     }
 
     /// Whether a change to `domain` can change what this list resolves.
-    public func includes(_ domain: DomainName) -> Bool { persistentDomains.contains(domain) }
+    public func includes(_ domain: DomainName) -> Bool { layers.contains(.persistent(domain)) }
 
     /// The first layer that has a value, with that value. `lookup` answers a layer's value of
     /// the key, or nil when the layer does not have it.

@@ -8,7 +8,9 @@ protocol SnapshotSource: AnyObject {
 }
 
 /// Makes a snapshot durable: the generation ledger first, then each domain's file. Answers, on
-/// the state-owning loop, the domains that could not be written.
+/// the state-owning loop, the domains that could not be written. The future never fails: a
+/// writer that cannot run at all reports every domain of the snapshot as not written, so
+/// `WriteBehind` keeps them dirty and retries.
 protocol DurableWriter {
     func write(_ snapshot: WriteBehind.Snapshot) -> EventLoopFuture<[DomainName: DefaultsError]>
 }

@@ -208,13 +208,13 @@ struct RequestDispatcher {
                 ("pid", .integer(Int64(getpid()))),
                 ("uptimeSeconds", .integer(Int64(Date().timeIntervalSince(server.startedAt)))),
                 ("connections", .integer(Int64(server.connectionCount))),
-                ("subscribers", .integer(Int64(counts.subscribers))),
+                ("subscribers", .integer(Int64(server.notifier.subscriberCount))),
                 ("domainsLoaded", .integer(Int64(counts.domainsLoaded))),
                 ("dirtyDomains", .integer(Int64(counts.dirtyDomains))),
                 ("requests", .integer(Int64(server.requestCount))),
                 ("flushes", .integer(Int64(counts.flushes))),
                 ("fileWrites", .integer(Int64(counts.fileWrites))),
-                ("events", .integer(Int64(counts.events))),
+                ("events", .integer(Int64(server.notifier.eventsPublished))),
             ]
             if let writes = counts.domainFileWrites { fields.append(("domainFileWrites", .integer(Int64(writes)))) }
             return Reply(fields)
