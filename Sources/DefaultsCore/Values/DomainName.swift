@@ -9,12 +9,6 @@
 /// ```
 public struct DomainName: Sendable, Hashable, Comparable, CustomStringConvertible {
     public let rawValue: String
-    /// FNV-1a of the name, computed while the name is validated. Domain names key every table
-    /// on the request path (loaded domains, dirty set, subscribers, bundles), and hashing this
-    /// one word is cheaper than hashing the whole name at every look-up. The fingerprint has no
-    /// per-process seed, so names crafted to collide would slow those tables down; only the
-    /// daemon's own user can connect, which makes that a user slowing down their own daemon.
-    private let fingerprint: UInt64
 
     /// The domain every application sees, stored as `.GlobalPreferences.plist` as on macOS.
     public static let global = DomainName(unchecked: "NSGlobalDomain")
@@ -22,10 +16,8 @@ public struct DomainName: Sendable, Hashable, Comparable, CustomStringConvertibl
     public static let volatileNames: Set<String> = ["NSRegistrationDomain", "NSArgumentDomain"]
 
     public init(_ name: String) throws(DefaultsError) {
-        let (problem, fingerprint) = DomainName.check(name)
-        guard let problem else {
+        guard let problem = DomainName.problem(with: name) else {
             self.rawValue = name
-            self.fingerprint = fingerprint
             return
         }
         throw DefaultsError(.invalidDomain, "invalid domain name \(DomainName.quoted(name)): \(problem)")
@@ -33,14 +25,7 @@ public struct DomainName: Sendable, Hashable, Comparable, CustomStringConvertibl
 
     init(unchecked name: String) {
         self.rawValue = name
-        self.fingerprint = DomainName.check(name).fingerprint
     }
-
-    public static func == (lhs: DomainName, rhs: DomainName) -> Bool {
-        lhs.fingerprint == rhs.fingerprint && lhs.rawValue == rhs.rawValue
-    }
-
-    public func hash(into hasher: inout Hasher) { hasher.combine(fingerprint) }
 
     /// The file that holds this domain inside the storage directory.
     public var fileName: String {
@@ -57,34 +42,29 @@ public struct DomainName: Sendable, Hashable, Comparable, CustomStringConvertibl
     public var description: String { rawValue }
     public static func < (lhs: DomainName, rhs: DomainName) -> Bool { lhs.rawValue < rhs.rawValue }
 
-    static func problem(with name: String) -> String? { check(name).problem }
-
-    /// Validates the name and computes its fingerprint in one pass over its bytes.
-    private static func check(_ name: String) -> (problem: String?, fingerprint: UInt64) {
+    /// Why `name` is not a domain name; nil when it is one.
+    static func problem(with name: String) -> String? {
         var name = name
-        return name.withUTF8 { utf8 in
-            var fingerprint: UInt64 = 0xcbf2_9ce4_8422_2325
-            if utf8.isEmpty { return ("it is empty", fingerprint) }
-            if utf8.count > 255 { return ("it is longer than 255 bytes", fingerprint) }
-            if utf8[0] == UInt8(ascii: ".") { return ("it starts with '.'", fingerprint) }
+        return name.withUTF8 { utf8 -> String? in
+            if utf8.isEmpty { return "it is empty" }
+            if utf8.count > 255 { return "it is longer than 255 bytes" }
+            if utf8[0] == UInt8(ascii: ".") { return "it starts with '.'" }
             var previousWasDot = false
             for byte in utf8 {
                 let isDot = byte == UInt8(ascii: ".")
                 switch byte {
                 case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
                     UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."):
-                    if isDot && previousWasDot { return ("it contains '..'", fingerprint) }
+                    if isDot && previousWasDot { return "it contains '..'" }
                 default:
-                    return ("only letters, digits, '.', '_' and '-' are allowed", fingerprint)
+                    return "only letters, digits, '.', '_' and '-' are allowed"
                 }
                 previousWasDot = isDot
-                fingerprint = (fingerprint ^ UInt64(byte)) &* 0x100_0000_01b3
             }
-            // Compared by length first: a set look-up would hash the name.
-            if volatileNames.contains(where: { $0.utf8.count == utf8.count && $0.utf8.elementsEqual(utf8) }) {
-                return ("\(String(decoding: utf8, as: UTF8.self)) is a volatile domain and is never stored", fingerprint)
+            if volatileNames.contains(where: { $0.utf8.elementsEqual(utf8) }) {
+                return "\(String(decoding: utf8, as: UTF8.self)) is a volatile domain and is never stored"
             }
-            return (nil, fingerprint)
+            return nil
         }
     }
 

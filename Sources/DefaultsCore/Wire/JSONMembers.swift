@@ -5,9 +5,8 @@ import Foundation
 ///
 /// A request line has half a dozen members and an operation reads three or four of them,
 /// mostly short strings. Each member is kept as two ranges of the line's bytes (its name and
-/// its value), so reading a line builds no `JSON` value and no name string. A short name is
-/// also packed into one word, so finding `op` or `key` compares one word per member; longer
-/// names are compared byte by byte. A connection reuses the same storage for every request:
+/// its value), so reading a line builds no `JSON` value and no name string; names are compared
+/// byte by byte. A connection reuses the same storage for every request:
 /// the line's bytes are shared with the requests read from it and reused once none holds
 /// them. As with ``JSON/object(_:)``, a repeated name means the last one.
 ///
@@ -27,22 +26,8 @@ public struct JSONMembers: Sendable, Equatable {
     struct Span: Sendable, Equatable {
         var name: Range<Int>
         var nameIsPlain: Bool
-        /// A plain name of up to seven bytes packed into one word with its length
-        /// (``JSONMembers/word(_:count:)``), so finding the protocol's short names compares one
-        /// word per member; zero for any other name, which is compared byte by byte.
-        var nameWord: UInt64
         var value: Range<Int>
         var kind: Kind
-
-        /// A member of the object in `bytes`; a plain name's word is packed here.
-        @inline(__always)
-        init(in bytes: UnsafeRawBufferPointer, name: Range<Int>, nameIsPlain: Bool, value: Range<Int>, kind: Kind) {
-            self.name = name
-            self.nameIsPlain = nameIsPlain
-            self.nameWord = nameIsPlain ? JSONMembers.word(bytes.baseAddress! + (name.lowerBound &+ 1), count: name.count &- 2) : 0
-            self.value = value
-            self.kind = kind
-        }
     }
 
     /// What a value is, as far as reading it back quickly needs to know.
@@ -147,14 +132,6 @@ public struct JSONMembers: Sendable, Equatable {
         return string
     }
 
-    /// The member called `name`, when it is a plain string (ASCII without escapes) of at most
-    /// seven bytes, packed into one word as ``word(_:count:)`` packs names: a caller that knows
-    /// the short texts it expects compares words instead of building a string. Nil otherwise.
-    public func shortStringWord(_ name: StaticString) -> UInt64? {
-        guard let span = lastSpan(named: name), span.kind == .plainString, span.value.count <= 9 else { return nil }
-        return JSONMembers.word(bytes.baseAddress! + span.value.lowerBound + 1, count: span.value.count - 2)
-    }
-
     /// The member called `name` as a property-list value, when it is a string or a number that
     /// fits its type, read without building a ``JSON`` value; nil for anything else (missing,
     /// `null`, other kinds, numbers out of range), which the caller decodes through the
@@ -186,31 +163,11 @@ public struct JSONMembers: Sendable, Equatable {
 
     mutating func append(_ span: Span) { spans.append(span) }
 
-    /// A name's bytes packed into one word with its length in the top byte; zero when it is
-    /// longer than seven bytes.
-    @inline(__always) public static func word(_ name: UnsafeRawPointer, count: Int) -> UInt64 {
-        guard count <= 7 else { return 0 }
-        var word = UInt64(count) << 56
-        for offset in 0..<count { word |= UInt64(name.load(fromByteOffset: offset, as: UInt8.self)) << (offset * 8) }
-        return word
-    }
-
     // MARK: -
 
     private func lastSpan(named name: StaticString) -> Span? {
         let wanted = UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
-        let wantedWord = JSONMembers.word(name.utf8Start, count: wanted.count)
-        return spans.withUnsafeBufferPointer { spans -> Span? in
-            var index = spans.count
-            while index > 0 {
-                index &-= 1
-                let word = spans[index].nameWord
-                if word == wantedWord && word != 0 { return spans[index] }
-                // Only names that could not be packed need a closer look.
-                if word == 0 && matches(spans[index], wanted) { return spans[index] }
-            }
-            return nil
-        }
+        return spans.last { matches($0, wanted) }
     }
 
     private func matches(_ span: Span, _ wanted: UnsafeRawBufferPointer) -> Bool {

@@ -73,7 +73,7 @@ public struct JSONParser: ~Copyable {
             let value = parser.index
             let kind = try parser.checkValue()
             members.append(JSONMembers.Span(
-                in: bytes, name: name..<nameEnd, nameIsPlain: nameIsPlain, value: value..<parser.index, kind: kind))
+                name: name..<nameEnd, nameIsPlain: nameIsPlain, value: value..<parser.index, kind: kind))
         }
         parser.skipWhitespace()
         if parser.index != bytes.count { throw parser.error("unexpected data after the JSON value") }

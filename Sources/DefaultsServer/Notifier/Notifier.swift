@@ -22,16 +22,7 @@ final class Notifier {
     private let eventLoop: EventLoop
     private var byDomain: [DomainName: [UInt64: EventSink]] = [:]
     private var everything: [UInt64: EventSink] = [:]
-    /// The first burst gathered since the last delivery. Nearly every batch has one (a `set`
-    /// and its event), which is kept here without hashing it into `bursts`, with the
-    /// subscribers of its domain as `publish` found them (as of `firstSinksAsOf`).
-    private var firstEvent: ChangeEvent?
-    private var firstSinks: [UInt64: EventSink]?
-    private var firstSinksAsOf = 0
-    /// Counts subscribes and unsubscribes, so that the subscribers found when an event was
-    /// published are known to be still the same when it is delivered.
-    private var subscriptionChanges = 0
-    /// The second and later bursts, in the order they began.
+    /// The bursts gathered since the last delivery, in the order they began.
     private var bursts: OrderedDictionary<BurstKey, ChangeEvent> = [:]
     /// The table `bursts` is swapped with when they are delivered, so neither is reallocated.
     private var spareBursts: OrderedDictionary<BurstKey, ChangeEvent> = [:]
@@ -54,17 +45,14 @@ final class Notifier {
     }
 
     func subscribe(_ sink: EventSink, to domains: [DomainName]) {
-        subscriptionChanges &+= 1
         for domain in domains { byDomain[domain, default: [:]][sink.sinkID] = sink }
     }
 
     func subscribeToEverything(_ sink: EventSink) {
-        subscriptionChanges &+= 1
         everything[sink.sinkID] = sink
     }
 
     func unsubscribe(_ sink: EventSink, from domains: [DomainName]) {
-        subscriptionChanges &+= 1
         for domain in domains {
             byDomain[domain]?[sink.sinkID] = nil
             if byDomain[domain]?.isEmpty == true { byDomain[domain] = nil }
@@ -72,7 +60,6 @@ final class Notifier {
     }
 
     func unsubscribeFromEverything(_ sink: EventSink) {
-        subscriptionChanges &+= 1
         everything[sink.sinkID] = nil
         for domain in Array(byDomain.keys) { unsubscribe(sink, from: [domain]) }
     }
@@ -82,17 +69,10 @@ final class Notifier {
     /// when nobody subscribes to the domain.
     func publish(_ changeset: Changeset, generation: Int64, origin: Origin) {
         eventLoop.preconditionInEventLoop()
-        let sinks = byDomain[changeset.domain]
-        guard !everything.isEmpty || sinks != nil else { return }
+        guard !everything.isEmpty || byDomain[changeset.domain] != nil else { return }
         let event = ChangeEvent(changeset: changeset, generation: generation, origin: origin)
         let key = BurstKey(event)
-        if firstEvent == nil {
-            firstEvent = event
-            firstSinks = sinks
-            firstSinksAsOf = subscriptionChanges
-        } else if BurstKey(firstEvent!) == key {
-            firstEvent!.merge(event)
-        } else if bursts[key] != nil {
+        if bursts[key] != nil {
             bursts[key]!.merge(event)
         } else {
             bursts[key] = event
@@ -119,39 +99,21 @@ final class Notifier {
 
     /// Sends the gathered events now.
     func deliverPending() {
-        guard let event = firstEvent else { return }
-        let subscribers: Subscribers = firstSinksAsOf == subscriptionChanges ? .known(firstSinks) : .lookUp
-        // Cleared before delivering, so that anything published meanwhile starts a burst of its own.
-        firstEvent = nil
-        firstSinks = nil
-        deliver(event, to: subscribers)
-        if !bursts.isEmpty {
-            var ready: OrderedDictionary<BurstKey, ChangeEvent> = [:]
-            swap(&ready, &spareBursts)
-            swap(&ready, &bursts)
-            for event in ready.values { deliver(event) }
-            ready.removeAll(keepingCapacity: true)
-            spareBursts = ready
-        }
+        guard !bursts.isEmpty else { return }
+        // Swapped out before delivering, so that anything published meanwhile starts a burst of its own.
+        var ready: OrderedDictionary<BurstKey, ChangeEvent> = [:]
+        swap(&ready, &spareBursts)
+        swap(&ready, &bursts)
+        for event in ready.values { deliver(event) }
+        ready.removeAll(keepingCapacity: true)
+        spareBursts = ready
         if encoder.capacity > BufferSizes.largestKept { encoder = JSONWriter(capacity: BufferSizes.initialWriter) }
     }
 
-    /// The subscribers of an event's domain (besides those to everything).
-    private enum Subscribers {
-        /// Found when the event was published, and no subscription changed since.
-        case known([UInt64: EventSink]?)
-        /// To be looked up.
-        case lookUp
-    }
-
     /// Encodes one event once and hands the same bytes to each of its subscribers.
-    private func deliver(_ event: ChangeEvent, to subscribers: Subscribers = .lookUp) {
+    private func deliver(_ event: ChangeEvent) {
         guard !event.changeset.isEmpty else { return }
-        let specific: [UInt64: EventSink]?
-        switch subscribers {
-        case .known(let sinks): specific = sinks
-        case .lookUp: specific = byDomain[event.changeset.domain]
-        }
+        let specific = byDomain[event.changeset.domain]
         guard !everything.isEmpty || specific != nil else { return }
         eventsPublished += 1
         encoder.removeAll()

@@ -30,8 +30,6 @@ final class WriteBehind {
     var maximumCoalesceDelay: TimeAmount
 
     private var dirty: Set<DomainName> = []
-    /// The domain most recently added to `dirty`: a burst to one domain skips the set look-up.
-    private var lastMarked: DomainName?
     private var writeSequence: UInt64 = 0
     private var durableSequence: UInt64 = 0
     private var firstDirtyAt: NIODeadline?
@@ -66,10 +64,7 @@ final class WriteBehind {
     /// Records that a domain changed in memory.
     func markDirty(_ domain: DomainName) {
         eventLoop.preconditionInEventLoop()
-        if lastMarked != domain {
-            dirty.insert(domain)
-            lastMarked = domain
-        }
+        dirty.insert(domain)
         writeSequence &+= 1
         let now = eventLoop.now
         lastWriteAt = now
@@ -125,7 +120,6 @@ final class WriteBehind {
         let sequence = writeSequence
         let snapshot = source.snapshot(of: dirty)
         dirty.removeAll()
-        lastMarked = nil
         firstDirtyAt = nil
         flushCount += 1
         writer.write(snapshot).assumeIsolated().whenSuccess { [self] failures in

@@ -10,10 +10,6 @@ final class DomainTable: SnapshotSource {
     let eventLoop: EventLoop
     private let files: DomainFiles
     private(set) var states: [DomainName: DomainState] = [:]
-    /// The domain used last and where it sits in `states`: a client names the same domain
-    /// request after request, and comparing the name costs less than hashing it. Forgotten
-    /// whenever a domain is added, which moves the indices.
-    private var lastUsed: (domain: DomainName, index: Dictionary<DomainName, DomainState>.Index)?
     /// Generations from the ledger, read on first use; kept up to date by every snapshot.
     private var ledger: [DomainName: Int64]?
 
@@ -27,10 +23,7 @@ final class DomainTable: SnapshotSource {
     /// Where a loaded domain sits in `states`; nil when it is not loaded.
     func index(of domain: DomainName) -> Dictionary<DomainName, DomainState>.Index? {
         eventLoop.preconditionInEventLoop()
-        if let lastUsed, lastUsed.domain == domain { return lastUsed.index }
-        guard let index = states.index(forKey: domain) else { return nil }
-        lastUsed = (domain, index)
-        return index
+        return states.index(forKey: domain)
     }
 
     subscript(index: Dictionary<DomainName, DomainState>.Index) -> DomainState {
@@ -43,7 +36,6 @@ final class DomainTable: SnapshotSource {
         eventLoop.preconditionInEventLoop()
         if ledger == nil { ledger = GenerationLedger(files: files).load() }
         states[domain] = DomainState(values: values, generation: ledger?[domain] ?? 0)
-        lastUsed = nil
         return states.index(forKey: domain)!
     }
 
