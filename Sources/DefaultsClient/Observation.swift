@@ -32,6 +32,11 @@ public enum ChangeOrigin: Sendable, Hashable, CustomStringConvertible {
     /// The domain's Settings bundle defaults changed (a bundle was installed, changed or removed;
     /// the daemon's `bundleDefaultsChanged`); the keys are those whose resolved value changed.
     case settingsBundle
+    /// The domain's file was edited outside the daemon (by hand, or by another program), and
+    /// the daemon took the edit in.
+    case file
+    /// An administrator's managed preferences for the domain changed.
+    case managed
 
     /// The writer of a remote change, as the daemon saw it (`SO_PEERCRED`).
     public struct Writer: Sendable, Hashable {
@@ -50,6 +55,8 @@ public enum ChangeOrigin: Sendable, Hashable, CustomStringConvertible {
         case .resynchronized: "resynchronized"
         case .reverted(let error): "reverted: \(error)"
         case .settingsBundle: "settings bundle"
+        case .file: "file edited"
+        case .managed: "managed preferences"
         }
     }
 }

@@ -46,8 +46,10 @@ public final class DefaultsDaemon: Sendable {
         let files = DomainFiles(directory: configuration.storageDirectory, format: configuration.fileFormat)
         self.files = files
         let notifier = Notifier(eventLoop: loop)
+        let watcher = DirectoryWatcher(eventLoop: loop, logger: logger)
         let bundles = InstalledBundles(
-            eventLoop: loop, scannerThread: scanner, notifier: notifier, configuration: configuration, logger: logger)
+            eventLoop: loop, scannerThread: scanner, notifier: notifier, watcher: watcher, configuration: configuration,
+            logger: logger)
         let table = DomainTable(eventLoop: loop, files: files)
         let writeBehind = WriteBehind(
             eventLoop: loop, source: table, writer: ThreadedFileWriter(eventLoop: loop, thread: writer, files: files),
@@ -57,8 +59,11 @@ public final class DefaultsDaemon: Sendable {
             table: table, files: files, writeBehind: writeBehind, notifier: notifier, check: bundles,
             maximumDomainBytes: configuration.maximumDomainBytes, logger: logger)
         self.loop = loop
+        let outside = OutsideChanges(
+            watcher: watcher, domainFiles: DomainFileWatcher(store: store, files: files, watcher: watcher, logger: logger))
         let server = ServerContext(
-            store: store, notifier: notifier, bundles: bundles, configuration: configuration, logger: logger, daemonUID: getuid())
+            store: store, notifier: notifier, bundles: bundles, outside: outside, configuration: configuration, logger: logger,
+            daemonUID: getuid())
         self.state = NIOLoopBoundBox.makeBoxSendingValue(server, eventLoop: loop)
     }
 
@@ -68,7 +73,16 @@ public final class DefaultsDaemon: Sendable {
         writer.start()
         scanner.start()
         try files.prepare()
+        let leftovers = files.removeTemporaryFiles()
+        if !leftovers.isEmpty {
+            logger.notice("removed temporary files left by an earlier run", metadata: ["files": "\(leftovers.joined(separator: ", "))"])
+        }
         let state = self.state
+        try await loop.flatSubmit {
+            guard let outside = state.value.outside else { return state.value.store.eventLoop.makeSucceededVoidFuture() }
+            outside.domainFiles.start()
+            return outside.watcher.start()
+        }.get()
         // Settings bundles are read before the socket opens, so the first client sees their layer.
         let scanInterval = configuration.settingsBundleScanInterval
         try await loop.flatSubmit { state.value.bundles.start(interval: scanInterval) }.get()
@@ -160,6 +174,7 @@ public final class DefaultsDaemon: Sendable {
             let server = state.value
             server.stopReporting()
             server.bundles.stop()
+            _ = server.outside?.watcher.stop()
             return Array(server.channels.values)
         }.get()) ?? []
         for channel in channels { try? await channel.close() }

@@ -27,7 +27,8 @@ final class EmbeddedServer {
         writer = WriteBehindTests.ControlledWriter(loop: loop)
         let notifier = Notifier(eventLoop: loop)
         let bundles = InstalledBundles(
-            eventLoop: loop, scannerThread: scanner, notifier: notifier, configuration: configuration, logger: logger)
+            eventLoop: loop, scannerThread: scanner, notifier: notifier,
+            watcher: DirectoryWatcher(eventLoop: loop, logger: logger), configuration: configuration, logger: logger)
         let store = DefaultsStore(
             table: table, files: files,
             writeBehind: WriteBehind(

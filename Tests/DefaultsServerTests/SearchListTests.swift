@@ -9,7 +9,7 @@ import Testing
     @Test func lookupResolvesEveryLayerInApplesOrder() throws {
         let fixture = StoreFixture()
         for (domain, values) in SearchOrderCases.stored {
-            _ = try fixture.onLoop { store in try store.apply(Changeset(domain: domain, changes: values), origin: .daemon) }
+            _ = try fixture.onLoop { store in try store.apply(Changeset(domain: domain, changes: values), origin: .file) }
         }
         for (key, value, layer) in SearchOrderCases.expected {
             let found = try fixture.onLoop { store in

@@ -67,12 +67,12 @@ final class StoreFixture {
         let fixture = StoreFixture(maximumDomainBytes: 64)
         let domain = self.domain
         let generation = try fixture.onLoop { store in
-            try store.apply(Changeset(domain: domain, changes: ["a": "small"]), origin: .daemon)
+            try store.apply(Changeset(domain: domain, changes: ["a": "small"]), origin: .file)
         }
         #expect(generation == 1)
         let error = #expect(throws: DefaultsError.self) {
             try fixture.onLoop { store in
-                try store.apply(Changeset(domain: domain, changes: ["b": "ok", "c": .string(String(repeating: "x", count: 100))]), origin: .daemon)
+                try store.apply(Changeset(domain: domain, changes: ["b": "ok", "c": .string(String(repeating: "x", count: 100))]), origin: .file)
             }
         }
         #expect(error?.code == .tooLarge)
@@ -85,12 +85,12 @@ final class StoreFixture {
         let fixture = StoreFixture()
         let domain = self.domain
         let generations = try fixture.onLoop { store -> [Int64] in
-            var generations = [try store.apply(Changeset(domain: domain, changes: ["k": 1]), origin: .daemon)]
+            var generations = [try store.apply(Changeset(domain: domain, changes: ["k": 1]), origin: .file)]
             // Enough new domains to grow the table several times, each remembered as used last.
             for index in 0..<40 {
                 let other = try DomainName("com.example.other\(index)")
-                try store.apply(Changeset(domain: other, changes: ["k": .integer(Int64(index))]), origin: .daemon)
-                generations.append(try store.apply(Changeset(domain: domain, changes: ["k": .integer(Int64(index + 2))]), origin: .daemon))
+                try store.apply(Changeset(domain: other, changes: ["k": .integer(Int64(index))]), origin: .file)
+                generations.append(try store.apply(Changeset(domain: domain, changes: ["k": .integer(Int64(index + 2))]), origin: .file))
             }
             return generations
         }
@@ -104,8 +104,8 @@ final class StoreFixture {
         let fixture = StoreFixture()
         let domain = self.domain
         let state = try fixture.onLoop { store in
-            try store.apply(Changeset(domain: domain, changes: ["a": 1, "b": "two", "c": [1.5]]), origin: .daemon)
-            try store.apply(Changeset(domain: domain, changes: ["a": .none, "b": "three"]), origin: .daemon)
+            try store.apply(Changeset(domain: domain, changes: ["a": 1, "b": "two", "c": [1.5]]), origin: .file)
+            try store.apply(Changeset(domain: domain, changes: ["a": .none, "b": "three"]), origin: .file)
             return try store.state(of: domain)
         }
         #expect(state.size == DomainState.size(of: state.values))
@@ -130,7 +130,7 @@ final class StoreFixture {
         ]
         for (changeset, generation, values) in steps {
             let state = try fixture.onLoop { store in
-                let answered = try store.apply(changeset, origin: .daemon)
+                let answered = try store.apply(changeset, origin: .file)
                 let state = try store.state(of: domain)
                 #expect(answered == state.generation)
                 return state
@@ -141,7 +141,7 @@ final class StoreFixture {
         }
         let error = #expect(throws: DefaultsError.self) {
             let big = one("big", .string(String(repeating: "x", count: 100)))
-            _ = try fixture.onLoop { store in try store.apply(big, origin: .daemon) }
+            _ = try fixture.onLoop { store in try store.apply(big, origin: .file) }
         }
         #expect(error?.code == .tooLarge)
         let after = try fixture.onLoop { store in try store.state(of: domain) }
@@ -159,11 +159,11 @@ final class StoreFixture {
             return changeset
         }
         let state = try fixture.onLoop { store in
-            try store.apply(set(.real(0.0)), origin: .daemon)
+            try store.apply(set(.real(0.0)), origin: .file)
             // -0.0 == 0.0, but it is written one byte longer: no change, and the size must not drift.
-            for _ in 0..<3 { try store.apply(set(.real(-0.0)), origin: .daemon) }
+            for _ in 0..<3 { try store.apply(set(.real(-0.0)), origin: .file) }
             // The same in a changeset of several changes: only "s" changes.
-            try store.apply(Changeset(domain: domain, changes: ["r": .real(-0.0), "s": 1]), origin: .daemon)
+            try store.apply(Changeset(domain: domain, changes: ["r": .real(-0.0), "s": 1]), origin: .file)
             return try store.state(of: domain)
         }
         #expect(state.generation == 2)
@@ -180,8 +180,8 @@ final class StoreFixture {
         let fixture = StoreFixture()
         let domain = self.domain
         let generations = try fixture.onLoop { store in
-            [try store.apply(Changeset(domain: domain, changes: ["a": 1]), origin: .daemon),
-             try store.apply(Changeset(domain: domain, changes: ["a": 1]), origin: .daemon)]
+            [try store.apply(Changeset(domain: domain, changes: ["a": 1]), origin: .file),
+             try store.apply(Changeset(domain: domain, changes: ["a": 1]), origin: .file)]
         }
         #expect(generations == [1, 1])
     }
@@ -190,8 +190,8 @@ final class StoreFixture {
         let fixture = StoreFixture()
         let domain = self.domain
         try fixture.onLoop { store in
-            _ = try? store.apply(Changeset(domain: domain, changes: ["warp": true]), origin: .daemon)
-            _ = try? store.apply(Changeset(domain: domain, changes: ["warpFactor": 7]), origin: .daemon)
+            _ = try? store.apply(Changeset(domain: domain, changes: ["warp": true]), origin: .file)
+            _ = try? store.apply(Changeset(domain: domain, changes: ["warpFactor": 7]), origin: .file)
             return store.synchronize()
         }
         let data = try Data(contentsOf: URL(fileURLWithPath: fixture.directory + "/com.example.bridge.plist"))

@@ -13,31 +13,36 @@ import Testing
     final class ControlledWriter: DurableWriter {
         let loop: EmbeddedEventLoop
         private(set) var writes: [(at: NIODeadline, domains: [DomainName])] = []
-        private var pending: [EventLoopPromise<[DomainName: DefaultsError]>] = []
+        private var pending: [EventLoopPromise<FlushOutcome>] = []
         /// Complete every write at once with success, unless told to fail.
         var completesAtOnce = true
         var failuresLeft = 0
+        var deferralsLeft = 0
 
         init(loop: EmbeddedEventLoop) { self.loop = loop }
 
-        func write(_ snapshot: WriteBehind.Snapshot) -> EventLoopFuture<[DomainName: DefaultsError]> {
+        func write(_ snapshot: WriteBehind.Snapshot) -> EventLoopFuture<FlushOutcome> {
             writes.append((loop.now, snapshot.domains.map(\.0).sorted()))
-            let promise = loop.makePromise(of: [DomainName: DefaultsError].self)
+            let promise = loop.makePromise(of: FlushOutcome.self)
             pending.append(promise)
             if completesAtOnce { completeAll() }
             return promise.futureResult
         }
 
-        /// Completes the writes in flight: failed (`io_error`) while `failuresLeft` lasts.
+        /// Completes the writes in flight: failed (`io_error`) while `failuresLeft` lasts, then
+        /// deferred (an edit on disk not read yet) while `deferralsLeft` lasts.
         func completeAll() {
             let promises = pending
             pending = []
             for promise in promises {
                 if failuresLeft > 0 {
                     failuresLeft -= 1
-                    promise.succeed([try! DomainName("com.a"): DefaultsError(.ioError, "disk full")])
+                    promise.succeed(FlushOutcome(failures: [try! DomainName("com.a"): DefaultsError(.ioError, "disk full")]))
+                } else if deferralsLeft > 0 {
+                    deferralsLeft -= 1
+                    promise.succeed(FlushOutcome(deferred: [try! DomainName("com.a")]))
                 } else {
-                    promise.succeed([:])
+                    promise.succeed(FlushOutcome())
                 }
             }
         }
@@ -152,5 +157,26 @@ import Testing
         var synchronized = false
         writeBehind.synchronize().assumeIsolated().whenSuccess { synchronized = true }
         #expect(synchronized)
+    }
+
+    @Test func aDomainDeferredForAnUnreadEditIsWrittenAtTheNextFlushAndItsWaitersWaitForIt() throws {
+        let (loop, writer, writeBehind, _) = make()
+        writer.deferralsLeft = 1
+        let start = loop.now
+        writeBehind.markDirty(a)
+        var answered = false
+        var failed = false
+        let waiter = writeBehind.synchronize().assumeIsolated()
+        waiter.whenSuccess { answered = true }
+        waiter.whenFailure { _ in failed = true }
+        #expect(writer.writes.count == 1)
+        #expect(!answered && !failed, "a deferred domain is not durable yet, and no error")
+        #expect(writeBehind.dirtyCount == 1 && writeBehind.fileWrites == 0)
+        // Written again after the coalescing delay (50 ms), not after the retry backoff.
+        loop.advanceTime(by: .milliseconds(49))
+        #expect(writer.writes.count == 1)
+        loop.advanceTime(by: .milliseconds(1))
+        #expect(elapsed(writer, since: start) == [0, 50])
+        #expect(answered && writeBehind.fileWrites == 1 && writeBehind.dirtyCount == 0)
     }
 }

@@ -395,9 +395,13 @@ final class ConnectionDriver: @unchecked Sendable {
     }
 
     private func origin(of json: JSON?) -> ChangeOrigin {
-        guard case .object(let members)? = json, case .integer(let connection)? = members["connection"] else {
-            return .resynchronized
+        guard case .object(let members)? = json else { return .resynchronized }
+        switch members["source"] {
+        case .string("file")?: return .file
+        case .string("managed")?: return .managed
+        default: break
         }
+        guard case .integer(let connection)? = members["connection"] else { return .resynchronized }
         if connection == connectionNumber { return .local }
         var writer = ChangeOrigin.Writer(pid: 0, uid: 0, connection: UInt64(max(connection, 0)), client: nil)
         if case .integer(let pid)? = members["pid"] { writer.pid = Int32(truncatingIfNeeded: pid) }

@@ -138,7 +138,7 @@ extension ConfigurationOption {
             current: { .bool($0.validateSettingsBundles) }),
         ConfigurationOption(
             key: "settingsBundleScanMilliseconds", flag: nil,
-            summary: "How often the Settings bundle directories are looked at for new, changed and removed bundles.",
+            summary: "How often the Settings bundle directories are looked at when they cannot be watched with inotify.",
             expected: "an integer from 100 to 3600000", needsRestart: true,
             apply: { value, configuration in
                 guard case .integer(let ms) = value, (100...3_600_000).contains(ms) else { return false }

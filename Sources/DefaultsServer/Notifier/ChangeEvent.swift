@@ -29,10 +29,15 @@ struct ChangeEvent: Sendable {
         writer.key(literal: "generation"); writer.integer(generation)
         writer.key(literal: "changes"); writer.changes(changeset)
         writer.key(literal: "origin"); writer.beginObject()
-        writer.key(literal: "pid"); writer.integer(Int64(origin.pid))
-        writer.key(literal: "uid"); writer.integer(Int64(origin.uid))
-        writer.key(literal: "connection"); writer.integer(Int64(origin.connection))
-        if let client = origin.client { writer.key(literal: "client"); writer.string(client) }
+        if origin.source == .connection {
+            // A connection's origin has no `source`, as before other sources existed.
+            writer.key(literal: "pid"); writer.integer(Int64(origin.pid))
+            writer.key(literal: "uid"); writer.integer(Int64(origin.uid))
+            writer.key(literal: "connection"); writer.integer(Int64(origin.connection))
+            if let client = origin.client { writer.key(literal: "client"); writer.string(client) }
+        } else {
+            writer.key(literal: "source"); writer.string(origin.source.rawValue)
+        }
         writer.endObject()
         writer.endObject()
         writer.newline()

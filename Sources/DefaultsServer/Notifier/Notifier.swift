@@ -11,10 +11,12 @@ import OrderedCollections
 final class Notifier {
     private struct BurstKey: Hashable {
         var domain: DomainName
+        var source: Origin.Source
         var connection: UInt64
 
         init(_ event: ChangeEvent) {
             domain = event.changeset.domain
+            source = event.origin.source
             connection = event.origin.connection
         }
     }

@@ -3,17 +3,23 @@ import Foundation
 
 /// The storage directory: one property-list file per domain.
 ///
-/// A value type with no mutable state, so the writer thread and the event loop can each hold
-/// a copy. Writes use POSIX calls directly because Foundation's atomic `Data.write` neither
+/// A value type whose only shared state is `versions` (itself locked), so the writer thread
+/// and the event loop can each hold a copy. Writes use POSIX calls directly because Foundation's atomic `Data.write` neither
 /// fsyncs the file nor the directory, and a write must be durable when `synchronize` answers.
 struct DomainFiles: Sendable {
     let directory: String
     let format: PropertyListFile.Format
+    /// The versions of each domain file that memory already holds.
+    let versions: KnownFileVersions
 
-    init(directory: String, format: PropertyListFile.Format) {
+    init(directory: String, format: PropertyListFile.Format, versions: KnownFileVersions = KnownFileVersions()) {
         self.directory = directory
         self.format = format
+        self.versions = versions
     }
+
+    /// The prefix of the daemon's temporary files; one left by a crash is removed at start.
+    static let temporaryPrefix = ".tmp-"
 
     func path(of domain: DomainName) -> String { directory + "/" + domain.fileName }
 
@@ -37,6 +43,13 @@ struct DomainFiles: Sendable {
         }
     }
 
+    /// Removes the temporary files a crash left behind; answers their names.
+    @discardableResult
+    func removeTemporaryFiles() -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return names.filter { $0.hasPrefix(DomainFiles.temporaryPrefix) && unlink(directory + "/" + $0) == 0 }
+    }
+
     enum LoadResult: Sendable {
         case missing
         case loaded([String: PlistValue])
@@ -46,7 +59,46 @@ struct DomainFiles: Sendable {
 
     /// Reads a domain's file. An unparseable file is moved aside, never overwritten.
     func load(_ domain: DomainName, now: Date = Date()) throws(DefaultsError) -> LoadResult {
-        try DomainFiles.load(atPath: path(of: domain), now: now)
+        switch read(domain) {
+        case .missing: return .missing
+        case .parsed(let values, let version):
+            versions.remember(version, of: domain)
+            return .loaded(values)
+        case .unparseable, .unreadable: return try DomainFiles.load(atPath: path(of: domain), now: now)
+        }
+    }
+
+    /// A domain's file as it is now.
+    enum FileContents: Sendable {
+        case missing
+        case parsed([String: PlistValue], FileVersion)
+        case unparseable(reason: String, FileVersion)
+        case unreadable(DefaultsError)
+    }
+
+    /// Reads a domain's file and the version read, from one open descriptor, so the two match.
+    func read(_ domain: DomainName) -> FileContents {
+        let path = path(of: domain)
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return errno == ENOENT ? .missing : .unreadable(ioError("cannot open \(path)")) }
+        defer { close(fd) }
+        guard let version = FileVersion(descriptor: fd) else { return .unreadable(ioError("cannot stat \(path)")) }
+        var data = Data()
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                return .unreadable(ioError("cannot read \(path)"))
+            }
+            if count == 0 { break }
+            data.append(contentsOf: chunk[0..<count])
+        }
+        do {
+            return .parsed(try PropertyListFile.decode(data), version)
+        } catch {
+            return .unparseable(reason: error.message, version)
+        }
     }
 
     /// Reads a property-list file of the daemon's (a domain, or the bundle registry). An
@@ -60,8 +112,7 @@ struct DomainFiles: Sendable {
         do {
             return .loaded(try PropertyListFile.decode(data))
         } catch {
-            let stamp = RFC3339.format(now).replacingOccurrences(of: ":", with: "")
-            let aside = path + ".corrupt-" + stamp
+            let aside = path + ".corrupt-" + stamp(now)
             guard rename(path, aside) == 0 else {
                 throw DefaultsError(.ioError, "cannot move corrupt \(path) aside: \(String(cString: strerror(errno)))")
             }
@@ -69,18 +120,35 @@ struct DomainFiles: Sendable {
         }
     }
 
+    /// What became of one domain's write.
+    enum WriteOutcome: Sendable, Equatable {
+        case written
+        /// The file on disk is an edit the daemon has not read yet: it is read first, and the
+        /// domain written after, with the edit in it.
+        case deferred
+    }
+
     /// Writes a domain durably: a temporary file in the same directory, fsync, rename, fsync of the directory.
-    /// An empty domain has its file removed instead.
-    func write(_ domain: DomainName, values: [String: PlistValue]) throws(DefaultsError) {
+    /// An empty domain has its file removed instead. A file the daemon refused to take in is
+    /// first kept as `<file>.rejected-<time>`.
+    func write(_ domain: DomainName, values: [String: PlistValue], now: Date = Date()) throws(DefaultsError) -> WriteOutcome {
+        let path = path(of: domain)
+        if versions.isWatched, let current = FileVersion(atPath: path), !versions.isKnown(current, of: domain) {
+            guard versions.takeRejected(current, of: domain) else { return .deferred }
+            let aside = path + ".rejected-" + DomainFiles.stamp(now)
+            guard rename(path, aside) == 0 else { throw ioError("cannot keep the rejected \(path) as \(aside)") }
+        }
         if values.isEmpty {
             try remove(domain)
-            return
+        } else {
+            try writeAtomically(try PropertyListFile.encode(values, format: format), to: path, as: domain)
         }
-        try writeAtomically(try PropertyListFile.encode(values, format: format), to: path(of: domain))
+        return .written
     }
 
     func remove(_ domain: DomainName) throws(DefaultsError) {
         let path = path(of: domain)
+        versions.rememberRemoval(of: domain)
         if unlink(path) != 0 && errno != ENOENT {
             throw DefaultsError(.ioError, "cannot remove \(path): \(String(cString: strerror(errno)))")
         }
@@ -93,8 +161,15 @@ struct DomainFiles: Sendable {
         return names.compactMap(DomainName.fromFileName)
     }
 
-    func writeAtomically(_ data: Data, to path: String) throws(DefaultsError) {
-        let temporary = directory + "/.tmp-" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
+    /// A time as it appears in the names of files kept aside: UTC, without colons.
+    static func stamp(_ date: Date) -> String {
+        RFC3339.format(date).replacingOccurrences(of: ":", with: "")
+    }
+
+    /// Writes `data` to `path` durably. The version written is remembered as the domain's
+    /// before it is renamed into place, so its own change on disk is never news to the daemon.
+    func writeAtomically(_ data: Data, to path: String, as domain: DomainName? = nil) throws(DefaultsError) {
+        let temporary = directory + "/" + DomainFiles.temporaryPrefix + String(UInt64.random(in: 0...UInt64.max), radix: 36)
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw ioError("cannot create \(temporary)") }
         var failure: DefaultsError?
@@ -111,6 +186,7 @@ struct DomainFiles: Sendable {
             }
         }
         if failure == nil, fsync(fd) != 0 { failure = ioError("cannot fsync \(temporary)") }
+        if failure == nil, let domain, let version = FileVersion(descriptor: fd) { versions.remember(version, of: domain) }
         close(fd)
         if failure == nil, rename(temporary, path) != 0 { failure = ioError("cannot rename \(temporary) to \(path)") }
         if let failure {

@@ -7,7 +7,7 @@ import SettingsBundles
 /// socket. Runs on the scanner thread; a plain value with no shared state.
 ///
 /// A bundle is read again only when its signature — the paths, sizes and modification times of
-/// its files — changed, so polling every couple of seconds costs a directory walk, not a parse.
+/// its files — changed, so a scan costs a directory walk, not a parse.
 struct BundleScanner: Sendable {
     var directories: [String]
     var registered: [DomainName: String]
@@ -35,6 +35,38 @@ struct BundleScanner: Sendable {
         // back if the directory does.
         for (domain, path) in registered where manager.fileExists(atPath: path) {
             result[domain] = Found(path: path, signature: BundleScanner.signature(of: path))
+        }
+        return result
+    }
+
+    /// The directories whose changes can change what `find` finds: each configured directory
+    /// and every directory inside it, and each registered bundle with its directories (`false`);
+    /// for a configured directory that does not exist, the nearest ancestor that does (`true`).
+    func directoriesToWatch() -> [String: Bool] {
+        var result: [String: Bool] = [:]
+        func addTree(_ path: String, depth: Int) {
+            guard result[path] != false else { return }
+            result[path] = false
+            guard depth < 8 else { return }
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] {
+                let child = path + "/" + name
+                var isDirectory: ObjCBool = false
+                if FileManager.default.fileExists(atPath: child, isDirectory: &isDirectory), isDirectory.boolValue {
+                    addTree(child, depth: depth + 1)
+                }
+            }
+        }
+        for directory in directories + registered.values.sorted() {
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue {
+                addTree(directory, depth: 0)
+                continue
+            }
+            var ancestor = (directory as NSString).deletingLastPathComponent
+            while !ancestor.isEmpty && ancestor != "/" && !FileManager.default.fileExists(atPath: ancestor) {
+                ancestor = (ancestor as NSString).deletingLastPathComponent
+            }
+            if !ancestor.isEmpty && result[ancestor] == nil { result[ancestor] = true }
         }
         return result
     }

@@ -7,8 +7,12 @@ import SettingsBundles
 
 /// The Settings bundles the daemon knows: their defaults layer and their write checks.
 ///
-/// Owned by the store's event loop. A repeated task hands a `BundleScanner` to the scanner
-/// thread; what it found comes back to the loop, which swaps in the new bundles. Bundles
+/// Owned by the store's event loop. A scan hands a `BundleScanner` to the scanner thread; what
+/// it found comes back to the loop, which swaps in the new bundles. The bundle directories are
+/// watched with inotify (each directory and every directory inside it; a directory that does
+/// not exist yet through the nearest one that does), and any change there starts a scan after
+/// `settleDelay`. Where a watch cannot be added, a repeated scan every
+/// `settingsBundleScanMilliseconds` takes over, and the log says so. Bundles
 /// registered over the socket (`registerBundle`) are remembered in the storage directory
 /// (`.defaultsd-bundles.plist`).
 final class InstalledBundles: ChangesetCheck {
@@ -37,10 +41,23 @@ final class InstalledBundles: ChangesetCheck {
     /// Told of every domain whose bundle defaults changed (`bundleDefaultsChanged`).
     private let notifier: Notifier
     private var task: RepeatedTask?
+    private let watcher: DirectoryWatcher
+    /// The watches in place, by directory; `true` for a directory watched only until the
+    /// configured one inside it is created.
+    private var watches: [String: (watch: Int32, isAncestor: Bool)] = [:]
+    private var pollInterval: TimeAmount = .seconds(2)
+    private var scanAgain = false
+    private var settleTimer: Scheduled<Void>?
+    /// A copy of a bundle is many files: one scan after the last of them.
+    let settleDelay = TimeAmount.milliseconds(100)
 
-    init(eventLoop: EventLoop, scannerThread: NIOThreadPool, notifier: Notifier, configuration: DaemonConfiguration, logger: Logger) {
+    init(
+        eventLoop: EventLoop, scannerThread: NIOThreadPool, notifier: Notifier, watcher: DirectoryWatcher,
+        configuration: DaemonConfiguration, logger: Logger
+    ) {
         self.eventLoop = eventLoop
         self.notifier = notifier
+        self.watcher = watcher
         self.scannerThread = scannerThread
         self.logger = logger
         self.registryPath = configuration.storageDirectory + "/.defaultsd-bundles.plist"
@@ -72,19 +89,24 @@ final class InstalledBundles: ChangesetCheck {
         self.registered = registered
     }
 
-    /// Scans now, then every `interval`; the future completes when the first scan is applied, so
-    /// the daemon can announce readiness with its bundles already loaded.
+    /// Scans now and watches the directories; the future completes when the first scan is
+    /// applied, so the daemon can announce readiness with its bundles already loaded.
+    /// `interval` is the period of the repeated scan that replaces a watch that cannot be added.
     func start(interval: TimeAmount) -> EventLoopFuture<Void> {
-        let first = rescan()
-        // The repeated task runs on this same loop; `stop()` cancels it and so ends the reference.
-        let bound = NIOLoopBound(self, eventLoop: eventLoop)
-        task = eventLoop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { _ in
-            bound.value.rescan()
-        }
-        return first
+        pollInterval = interval
+        return rescan()
     }
 
-    func stop() { task?.cancel() }
+    func stop() {
+        task?.cancel()
+        task = nil
+        settleTimer?.cancel()
+        for (_, entry) in watches { watcher.unwatch(entry.watch) }
+        watches = [:]
+    }
+
+    /// Whether the directories are scanned by a repeated task because a watch could not be added.
+    var isPolling: Bool { task != nil }
 
     func reconfigure(_ configuration: DaemonConfiguration) {
         eventLoop.preconditionInEventLoop()
@@ -172,20 +194,30 @@ final class InstalledBundles: ChangesetCheck {
     @discardableResult
     private func rescan() -> EventLoopFuture<Void> {
         eventLoop.preconditionInEventLoop()
-        guard !scanning else { return eventLoop.makeSucceededVoidFuture() }
+        guard !scanning else {
+            // A change noticed during a scan may have come after the scan read its directory.
+            scanAgain = true
+            return eventLoop.makeSucceededVoidFuture()
+        }
         scanning = true
+        scanAgain = false
         let done = eventLoop.makePromise(of: Void.self)
         let scanner = self.scanner
         let known = installed.mapValues(\.signature)
-        scannerThread.runIfActive(eventLoop: eventLoop) { () -> ([DomainName: BundleScanner.Found], [DomainName: Result<SettingsBundle, SettingsBundleError>]) in
+        let watching = watcher.isAvailable
+        scannerThread.runIfActive(eventLoop: eventLoop) { () -> ([DomainName: BundleScanner.Found], [DomainName: Result<SettingsBundle, SettingsBundleError>], [String: Bool]) in
             let found = scanner.find()
             var loaded: [DomainName: Result<SettingsBundle, SettingsBundleError>] = [:]
             for (domain, entry) in found where known[domain] != entry.signature { loaded[domain] = scanner.load(entry) }
-            return (found, loaded)
+            return (found, loaded, watching ? scanner.directoriesToWatch() : [:])
         }.assumeIsolated().whenComplete { [self] result in
             scanning = false
-            defer { done.succeed() }
-            guard case .success(let (found, loaded)) = result else { return }
+            defer {
+                done.succeed()
+                if scanAgain { rescan() }
+            }
+            guard case .success(let (found, loaded, directories)) = result else { return }
+            updateWatches(directories)
             var changed = false
             // A bundle registered (or moved) while this scan ran is not in `found`: not a removal.
             for domain in installed.keys where found[domain] == nil && registered[domain] == scanner.registered[domain] {
@@ -205,6 +237,59 @@ final class InstalledBundles: ChangesetCheck {
             if changed { rebuildDefaults() }
         }
         return done.futureResult
+    }
+
+    // MARK: - Watching
+
+    /// Makes the watches match `wanted` (directory → watched only as the ancestor of a missing
+    /// one); falls back to the repeated scan when one cannot be added.
+    private func updateWatches(_ wanted: [String: Bool]) {
+        guard task == nil else { return }
+        for (path, entry) in watches where wanted[path] != entry.isAncestor {
+            watcher.unwatch(entry.watch)
+            watches[path] = nil
+        }
+        for (path, isAncestor) in wanted.sorted(by: { $0.key < $1.key }) where watches[path] == nil {
+            // An ancestor only needs to say that a directory appeared in it.
+            let mask = isAncestor
+                ? UInt32(IN_CREATE | IN_MOVED_TO | IN_ONLYDIR)
+                : DirectoryWatcher.fileChanges | UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
+            do {
+                let watch = try watcher.watch(path, mask: mask) { [self] event in noticed(event, isAncestor: isAncestor) }
+                watches[path] = (watch, isAncestor)
+            } catch {
+                // Gone since the scan listed it: the scan its removal starts looks again.
+                if FileManager.default.fileExists(atPath: path) || !watcher.isAvailable {
+                    startPolling(because: "\(error)")
+                    return
+                }
+            }
+        }
+    }
+
+    private func startPolling(because reason: String) {
+        for (_, entry) in watches { watcher.unwatch(entry.watch) }
+        watches = [:]
+        logger.warning("settings bundle directories are scanned every \(pollInterval.nanoseconds / 1_000_000) ms instead of watched",
+                       metadata: ["reason": "\(reason)"])
+        // The repeated task runs on this same loop; `stop()` cancels it and so ends the reference.
+        let bound = NIOLoopBound(self, eventLoop: eventLoop)
+        task = eventLoop.scheduleRepeatedTask(initialDelay: pollInterval, delay: pollInterval) { _ in
+            bound.value.rescan()
+        }
+    }
+
+    private func noticed(_ event: InotifyEvent, isAncestor: Bool) {
+        if event.endsWatch {
+            for (path, entry) in watches where entry.watch == event.watch { watches[path] = nil }
+        }
+        // In an ancestor, only a new directory matters (it may be the configured one).
+        if isAncestor && !event.isOverflow && event.mask & UInt32(IN_ISDIR) == 0 { return }
+        guard settleTimer == nil else { return }
+        settleTimer = eventLoop.assumeIsolated().scheduleTask(in: settleDelay) { [self] in
+            settleTimer = nil
+            rescan()
+        }
     }
 
     private func install(_ domain: DomainName, _ entry: Installed) {

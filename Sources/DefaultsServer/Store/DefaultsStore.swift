@@ -69,6 +69,15 @@ final class DefaultsStore {
         try state(of: domain).values
     }
 
+    /// The values of a domain already in memory; nil when it has not been loaded.
+    func loadedValues(of domain: DomainName) -> [String: PlistValue]? {
+        table.index(of: domain).map { table[$0].values }
+    }
+
+    func isLoaded(_ domain: DomainName) -> Bool { table.index(of: domain) != nil }
+
+    var loadedDomains: [DomainName] { Array(table.states.keys) }
+
     /// Resolves `key` along `list`: the persistent domains from the store (loaded on first use),
     /// the bundle layer from the installed Settings bundles' defaults, the registration domain of
     /// the connection that asks.

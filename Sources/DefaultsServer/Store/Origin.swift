@@ -1,19 +1,42 @@
-/// Who made a change: the peer's credentials (from `SO_PEERCRED`) and its connection.
+/// Who made a change: a connection (with its peer's credentials from `SO_PEERCRED`), or
+/// something outside the socket.
 struct Origin: Sendable, Hashable {
+    /// Where a change came from.
+    enum Source: String, Sendable, Hashable {
+        /// A client, through its connection: `pid`, `uid`, `connection` and `client` say which.
+        case connection
+        /// A domain file edited by hand or by another program while the daemon runs.
+        case file
+        /// An administrator's managed preferences.
+        case managed
+    }
+
+    var source: Source
     var pid: Int32
     var uid: UInt32
-    /// The daemon's number for the connection, answered by `hello`, so a client can recognise its own changes.
+    /// The daemon's number for the connection, answered by `hello`, so a client can recognise
+    /// its own changes; 0 for a change from outside the socket.
     var connection: UInt64
     /// The name the client gave in `hello`, if any.
     var client: String?
 
     init(pid: Int32, uid: UInt32, connection: UInt64, client: String? = nil) {
+        self.source = .connection
         self.pid = pid
         self.uid = uid
         self.connection = connection
         self.client = client
     }
 
-    /// The daemon itself (for example a domain file replaced while it runs).
-    static let daemon = Origin(pid: 0, uid: 0, connection: 0, client: "defaultsd")
+    private init(source: Source) {
+        self.source = source
+        self.pid = 0
+        self.uid = 0
+        self.connection = 0
+    }
+
+    /// A hand edit of a domain file.
+    static let file = Origin(source: .file)
+    /// A change of the managed preferences.
+    static let managed = Origin(source: .managed)
 }

@@ -2,6 +2,12 @@ import Foundation
 import Logging
 import NIOCore
 
+/// What watches for changes made outside the socket. Owned by the state-owning loop.
+struct OutsideChanges {
+    let watcher: DirectoryWatcher
+    let domainFiles: DomainFileWatcher
+}
+
 /// State shared by all connections: the store and the daemon's counters.
 ///
 /// Owned by the store's event loop; connection handlers run on the same loop. The daemon holds
@@ -10,6 +16,8 @@ final class ServerContext {
     let store: DefaultsStore
     let notifier: Notifier
     let bundles: InstalledBundles
+    /// Nil where the daemon's parts are assembled without watching files (unit tests).
+    let outside: OutsideChanges?
     /// Replaced on reload; read by new connections (line limit) and by the refusal checks.
     var configuration: DaemonConfiguration
     let logger: Logger
@@ -23,12 +31,13 @@ final class ServerContext {
     var channels: [UInt64: Channel] = [:]
 
     init(
-        store: DefaultsStore, notifier: Notifier, bundles: InstalledBundles, configuration: DaemonConfiguration, logger: Logger,
-        daemonUID: UInt32
+        store: DefaultsStore, notifier: Notifier, bundles: InstalledBundles, outside: OutsideChanges? = nil,
+        configuration: DaemonConfiguration, logger: Logger, daemonUID: UInt32
     ) {
         self.store = store
         self.notifier = notifier
         self.bundles = bundles
+        self.outside = outside
         self.configuration = configuration
         self.logger = logger
         self.daemonUID = daemonUID

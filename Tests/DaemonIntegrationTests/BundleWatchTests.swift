@@ -1,0 +1,72 @@
+import DefaultsCore
+import DaemonTestSupport
+import Foundation
+import LineSocket
+import Testing
+
+/// Settings bundle directories are watched with inotify: a bundle installed, changed or removed
+/// while the daemon runs is in force at once, with no scan on a timer. The scan interval is set
+/// to an hour, so only a watch can explain what these tests see.
+@Suite struct BundleWatchTests {
+    static let domain = "com.example.BridgeControl"
+
+    func daemon(directory: String, config: String) throws -> DaemonProcess {
+        try #"{ "settingsBundleDirectories": ["\#(directory)"], "settingsBundleScanMilliseconds": 3600000 }"#
+            .write(toFile: config, atomically: true, encoding: .utf8)
+        return try DaemonProcess(arguments: ["--config", config], environment: ["LANG": "en_US.UTF-8", "LANGUAGE": ""])
+    }
+
+    func temporaryPath() -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("watched-\(UUID().uuidString.prefix(8))").path
+    }
+
+    func install(into directory: String) throws {
+        try FileManager.default.createDirectory(atPath: directory + "/" + Self.domain, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: SharedData.bridgeControlBundle, toPath: directory + "/" + Self.domain + "/Settings.bundle")
+    }
+
+    @Test func aBundleInstalledChangedAndRemovedWhileRunningIsInForceAtOnce() throws {
+        let root = temporaryPath()
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let daemon = try daemon(directory: root, config: root + ".json")
+        defer { try? FileManager.default.removeItem(atPath: root + ".json") }
+        let app = try daemon.connect()
+        try app.request(#"{"op":"subscribe","domains":["\#(Self.domain)"]}"#)
+        #expect(try app.request(#"{"op":"lookup","domain":"\#(Self.domain)","key":"warpFactor"}"#) == #"{"ok":true,"value":null,"domain":null,"layer":null}"#)
+
+        try install(into: root)
+        #expect(try app.readEvent() == #"{"event":"bundleDefaultsChanged","domain":"\#(Self.domain)"}"#)
+        #expect(try app.request(#"{"op":"lookup","domain":"\#(Self.domain)","key":"warpFactor"}"#)
+            == #"{"ok":true,"value":5.0,"domain":"\#(Self.domain)","layer":"bundle"}"#)
+
+        // A changed DefaultValue inside the bundle, written in place.
+        let rootPlist = root + "/" + Self.domain + "/Settings.bundle/Root.plist"
+        let text = try String(contentsOfFile: rootPlist, encoding: .utf8)
+        #expect(text.contains("<real>5.0</real>"))
+        try text.replacingOccurrences(of: "<real>5.0</real>", with: "<real>6.0</real>").write(toFile: rootPlist, atomically: false, encoding: .utf8)
+        #expect(try app.readEvent() == #"{"event":"bundleDefaultsChanged","domain":"\#(Self.domain)"}"#)
+        #expect(try app.request(#"{"op":"lookup","domain":"\#(Self.domain)","key":"warpFactor"}"#)
+            == #"{"ok":true,"value":6.0,"domain":"\#(Self.domain)","layer":"bundle"}"#)
+
+        try FileManager.default.removeItem(atPath: root + "/" + Self.domain)
+        #expect(try app.readEvent() == #"{"event":"bundleDefaultsChanged","domain":"\#(Self.domain)"}"#)
+        #expect(try app.request(#"{"op":"lookup","domain":"\#(Self.domain)","key":"warpFactor"}"#) == #"{"ok":true,"value":null,"domain":null,"layer":null}"#)
+        #expect(!daemon.logText.contains("instead of watched"))
+    }
+
+    @Test func aBundleDirectoryCreatedAfterStartIsWatchedFromThen() throws {
+        let parent = temporaryPath()
+        let root = parent + "/share/settings-bundles"
+        try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: parent) }
+        let daemon = try daemon(directory: root, config: parent + "/defaultsd.json")
+        let app = try daemon.connect()
+        try app.request(#"{"op":"subscribe","domains":["\#(Self.domain)"]}"#)
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        try install(into: root)
+        #expect(try app.readEvent() == #"{"event":"bundleDefaultsChanged","domain":"\#(Self.domain)"}"#)
+        #expect(try app.request(#"{"op":"lookup","domain":"\#(Self.domain)","key":"warpFactor"}"#)
+            == #"{"ok":true,"value":5.0,"domain":"\#(Self.domain)","layer":"bundle"}"#)
+    }
+}
