@@ -87,6 +87,7 @@ struct DefaultsBench: ParsableCommand {
             if theirs != nil { theirs!.add(try measureRedis(socket: directory + "/redis.sock")) }
         }
         ours.burstRewrites = try measureBurst(socket: directory + "/defaultsd.sock")
+        let handEdits = try measureHandEdits(socket: directory + "/defaultsd.sock", storage: directory + "/storage")
         let loaded = server.residentKiB()
 
         report.table(ours: ours, redis: theirs)
@@ -118,6 +119,8 @@ struct DefaultsBench: ParsableCommand {
         }
         report.line("")
         report.line("- `didChange` file rewrites for a \(burst)-set burst to one domain: **\(ours.burstRewrites)** (target ≤ 2)")
+        report.line("- hand edit (a file renamed over the domain's) → `didChange` at a subscriber, \(handEdits.count) edits: "
+            + "p50 **\(Report.milli(Report.percentile(handEdits, 0.5)))**, p99 \(Report.milli(Report.percentile(handEdits, 0.99))) (target p50 ≤ 20 ms)")
         report.line("- idle resident memory of defaultsd: **\(idle / 1024) MiB** at start, **\(loaded / 1024) MiB** after the run")
         if theirs == nil { report.line("- redis-server not found: install it (`apt-get install redis-server`) to measure the peer") }
         print(report.text)
@@ -195,6 +198,27 @@ struct DefaultsBench: ParsableCommand {
         let stats = try JSONParser.parse(try client.request(#"{"op":"stats","domain":"\#(burstDomain)"}"#))
         guard case .integer(let rewrites)? = stats["domainFileWrites"] else { return -1 }
         return Int(rewrites)
+    }
+
+    /// From an editor's save (a new file renamed over the domain's) to the `didChange` it causes.
+    func measureHandEdits(socket: String, storage: String, count: Int = 200) throws -> [Double] {
+        let client = try LineSocket(path: socket)
+        let domain = "com.bench.hand"
+        try client.request(#"{"op":"set","domain":"\#(domain)","key":"k","value":0}"#)
+        try client.request(#"{"op":"subscribe","domains":["\#(domain)"]}"#)
+        let path = storage + "/" + domain + ".plist"
+        var samples: [Double] = []
+        for i in 1...count {
+            let data = try PropertyListFile.encode(["k": .integer(Int64(i))], format: .xml)
+            try data.write(to: URL(fileURLWithPath: path + ".new"))
+            let start = LineSocket.now()
+            guard rename(path + ".new", path) == 0 else { throw CocoaError(.fileWriteUnknown) }
+            _ = try client.readEvent()
+            samples.append(LineSocket.now() - start)
+            // The daemon writes the domain back; the next edit starts after that.
+            try client.request(#"{"op":"synchronize"}"#)
+        }
+        return samples
     }
 
     // MARK: - Redis
@@ -332,6 +356,7 @@ struct Report {
     }
 
     static func micro(_ seconds: Double) -> String { String(format: "%.1f µs", seconds * 1e6) }
+    static func milli(_ seconds: Double) -> String { String(format: "%.2f ms", seconds * 1e3) }
 
     mutating func table(ours: Results, redis: Results?) {
         line("")
