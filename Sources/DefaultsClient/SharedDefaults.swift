@@ -136,10 +136,25 @@ public final class SharedDefaults: Sendable {
         return view.snapshot.withLock { $0.resolved }
     }
 
-    /// Always false: defaultsd has no managed (forced) preferences.
-    public func objectIsForced(forKey key: String) -> Bool { false }
-    /// Always false: defaultsd has no managed (forced) preferences.
-    public func objectIsForced(forKey key: String, inDomain domain: String) -> Bool { false }
+    /// True when an administrator's managed preferences force `key` on one of this object's
+    /// domains (its app domain, suites, `NSGlobalDomain`): reads answer the forced value, and a
+    /// write to the key is refused (`forced`).
+    ///
+    /// ```swift
+    /// if defaults.objectIsForced(forKey: "warpFactor") { slider.isEnabled = false }
+    /// ```
+    public func objectIsForced(forKey key: String) -> Bool {
+        if !view.snapshot.withLock({ $0.ready }) { engine.waitUntilReady(view) }
+        return view.snapshot.withLock { $0.forced.contains(key) }
+    }
+
+    /// True when an administrator forces `key` on `domain`, as far as this process has read the
+    /// domain (one of this object's domains always is).
+    public func objectIsForced(forKey key: String, inDomain domain: String) -> Bool {
+        if !view.snapshot.withLock({ $0.ready }) { engine.waitUntilReady(view) }
+        guard let name = try? DomainName(domain) else { return false }
+        return engine.perform { state in (state.isForced(key, in: name), []) }
+    }
 
     // MARK: - Writing
 

@@ -58,8 +58,10 @@ public final class SharedUserDefaults: UserDefaults {
     public override func bool(forKey defaultName: String) -> Bool { shared.bool(forKey: defaultName) }
     public override func url(forKey defaultName: String) -> URL? { shared.url(forKey: defaultName) }
     public override func dictionaryRepresentation() -> [String: Any] { shared.dictionaryRepresentation() }
-    public override func objectIsForced(forKey key: String) -> Bool { false }
-    public override func objectIsForced(forKey key: String, inDomain domain: String) -> Bool { false }
+    public override func objectIsForced(forKey key: String) -> Bool { shared.objectIsForced(forKey: key) }
+    public override func objectIsForced(forKey key: String, inDomain domain: String) -> Bool {
+        shared.objectIsForced(forKey: key, inDomain: domain)
+    }
 
     // MARK: Writing: never forwarded to Foundation, which calls fatalError on a non-plist value
 

@@ -55,16 +55,26 @@ public final class DefaultsDaemon: Sendable {
             eventLoop: loop, source: table, writer: ThreadedFileWriter(eventLoop: loop, thread: writer, files: files),
             coalesceDelay: configuration.coalesceDelay, maximumCoalesceDelay: configuration.maximumCoalesceDelay,
             logger: logger)
+        let managed = ManagedPreferences()
         let store = DefaultsStore(
-            table: table, files: files, writeBehind: writeBehind, notifier: notifier, check: bundles,
+            table: table, files: files, writeBehind: writeBehind, notifier: notifier, managed: managed, check: bundles,
             maximumDomainBytes: configuration.maximumDomainBytes, logger: logger)
+        let managedFiles = ManagedPreferenceFiles(
+            directory: configuration.managedPreferencesDirectory, userName: DefaultsDaemon.userName, daemonUID: getuid())
         self.loop = loop
         let outside = OutsideChanges(
-            watcher: watcher, domainFiles: DomainFileWatcher(store: store, files: files, watcher: watcher, logger: logger))
+            watcher: watcher, domainFiles: DomainFileWatcher(store: store, files: files, watcher: watcher, logger: logger),
+            managed: ManagedPreferencesWatcher(store: store, files: managedFiles, watcher: watcher, logger: logger))
         let server = ServerContext(
             store: store, notifier: notifier, bundles: bundles, outside: outside, configuration: configuration, logger: logger,
             daemonUID: getuid())
         self.state = NIOLoopBoundBox.makeBoxSendingValue(server, eventLoop: loop)
+    }
+
+    /// The name of the daemon's user, which names its own managed preferences directory.
+    static var userName: String {
+        guard let entry = getpwuid(getuid()), let name = entry.pointee.pw_name else { return String(getuid()) }
+        return String(cString: name)
     }
 
     /// Checks the storage directory and starts listening, on `listeningSocket` when one was passed
@@ -81,6 +91,7 @@ public final class DefaultsDaemon: Sendable {
         try await loop.flatSubmit {
             guard let outside = state.value.outside else { return state.value.store.eventLoop.makeSucceededVoidFuture() }
             outside.domainFiles.start()
+            outside.managed.start()
             return outside.watcher.start()
         }.get()
         // Settings bundles are read before the socket opens, so the first client sees their layer.

@@ -52,6 +52,9 @@ struct DefaultsdCommand: AsyncParsableCommand {
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: String?
 
+    @Option(name: .customLong("managed-dir"), help: "The administrator's managed (forced) preferences.")
+    var managedPreferencesDirectory: String?
+
     /// Command-line values, applied over the configuration file through the same checks.
     var overrides: [(flag: String, key: String, value: ConfigurationValue)] {
         var result: [(flag: String, key: String, value: ConfigurationValue)] = []
@@ -63,6 +66,9 @@ struct DefaultsdCommand: AsyncParsableCommand {
         if let maximumDomainBytes { result.append(("--max-domain-bytes", "maximumDomainBytes", .integer(maximumDomainBytes))) }
         if let maximumConnections { result.append(("--max-connections", "maximumConnections", .integer(maximumConnections))) }
         if let logLevel { result.append(("--log-level", "logLevel", .string(logLevel))) }
+        if let managedPreferencesDirectory {
+            result.append(("--managed-dir", "managedPreferencesDirectory", .string(managedPreferencesDirectory)))
+        }
         return result
     }
 

@@ -13,11 +13,13 @@ import Testing
     @Test func theLayersAreInApplesOrder() {
         #expect(
             SearchOrderCases.list.layers == [
+                .managed(app), .managed(suite), .managed(other), .managed(.global),
                 .persistent(app), .persistent(suite), .persistent(other), .persistent(.global),
                 .bundle(app), .bundle(suite), .bundle(other), .registration,
             ])
-        #expect(SearchList(appDomain: app, searchesArguments: true).layers == [.argument, .persistent(app), .persistent(.global), .bundle(app), .registration])
-        #expect(SearchList(appDomain: nil).layers == [.persistent(.global), .registration])
+        #expect(SearchList(appDomain: app, searchesArguments: true).layers
+            == [.managed(app), .managed(.global), .argument, .persistent(app), .persistent(.global), .bundle(app), .registration])
+        #expect(SearchList(appDomain: nil).layers == [.managed(.global), .persistent(.global), .registration])
         // Each domain is consulted once, where it first appears.
         #expect(SearchList(appDomain: app, suites: [app, .global, suite]).persistentDomains == [app, .global, suite])
     }
@@ -40,11 +42,20 @@ import Testing
                 case .persistent(let domain): SearchOrderCases.stored[domain]?[key]
                 case .bundle(let domain): SearchOrderCases.bundleDefaults[domain]?[key]
                 case .registration: SearchOrderCases.registration[key]
-                case .argument: nil
+                case .argument, .managed: nil
                 }
             }
             #expect(found?.value == value && found?.layer == layer, "\(key)")
         }
+        // What an administrator forces on any domain of the list wins over every other layer.
+        let forced = SearchList(appDomain: app, searchesArguments: true).resolve { layer -> PlistValue? in
+            switch layer {
+            case .managed(.global): .integer(9)
+            case .managed: nil
+            default: .integer(1)
+            }
+        }
+        #expect(forced?.value == .integer(9) && forced?.layer == .managed(.global) && forced?.layer.kind == "managed")
         #expect(SearchList.Layer.bundle(app).name == "com.example.app" && SearchList.Layer.bundle(app).kind == "bundle")
         #expect(SearchList.Layer.registration.name == "NSRegistrationDomain" && SearchList.Layer.argument.kind == "argument")
     }

@@ -30,7 +30,8 @@ final class ConnectionDriver: @unchecked Sendable {
     private enum Expectation {
         case hello
         case subscribe
-        case get(DomainName)
+        /// Changes found in the answer are announced with `origin`.
+        case get(DomainName, origin: ChangeOrigin)
         /// Changes found in the answer are announced with `origin`.
         case bundleDefaults(DomainName, origin: ChangeOrigin)
         case write(sequence: UInt64, domain: DomainName, ticket: Ticket?)
@@ -154,7 +155,7 @@ final class ConnectionDriver: @unchecked Sendable {
                 send(Requests.bundleDefaults(domain), expecting: .bundleDefaults(domain, origin: .resynchronized), on: channel)
             }
             awaitingGet.insert(domain)
-            send(Requests.get(domain), expecting: .get(domain), on: channel)
+            send(Requests.get(domain), expecting: .get(domain, origin: .resynchronized), on: channel)
         }
     }
 
@@ -277,7 +278,7 @@ final class ConnectionDriver: @unchecked Sendable {
         switch message {
         case .response(let json): handleResponse(json)
         case .event(let json) where json["event"] == .string("bundleDefaultsChanged"): bundleDefaultsChanged(json, on: channel)
-        case .event(let json): handleEvent(json)
+        case .event(let json): handleEvent(json, on: channel)
         }
     }
 
@@ -295,7 +296,7 @@ final class ConnectionDriver: @unchecked Sendable {
         case .subscribe:
             if let error { logger.warning("subscribe refused", metadata: ["error": "\(error)"]) }
 
-        case .get(let domain):
+        case .get(let domain, let origin):
             awaitingGet.remove(domain)
             guard error == nil, case .object(let members)? = json["value"], case .integer(let generation)? = json["generation"] else {
                 logger.warning("get refused", metadata: ["domain": "\(domain)", "error": "\(error.map { "\($0)" } ?? "\(json)")"])
@@ -304,7 +305,13 @@ final class ConnectionDriver: @unchecked Sendable {
             let values = decode(members, of: domain, skipped: "skipped a value the daemon sent") { member throws(DefaultsError) in
                 try WireValue.decode(member)
             }
-            let tickets = cache.update { $0.load(domain, values: values, generation: generation) }
+            var forced: [String: PlistValue] = [:]
+            if case .object(let members)? = json["forced"] {
+                forced = decode(members, of: domain, skipped: "skipped a forced value the daemon sent") { member throws(DefaultsError) in
+                    try WireValue.decode(member)
+                }
+            }
+            let tickets = cache.update { $0.load(domain, values: values, generation: generation, forced: forced, origin: origin) }
             for ticket in tickets { ticket.succeed() }
 
         case .bundleDefaults(let domain, let origin):
@@ -353,7 +360,7 @@ final class ConnectionDriver: @unchecked Sendable {
         }
     }
 
-    private func handleEvent(_ json: JSON) {
+    private func handleEvent(_ json: JSON, on channel: Channel) {
         guard json["event"] == .string("didChange"),
             case .string(let name)? = json["domain"], let domain = try? DomainName(name),
             case .integer(let generation)? = json["generation"],
@@ -365,6 +372,14 @@ final class ConnectionDriver: @unchecked Sendable {
             member == .null ? nil : try WireValue.decode(member)
         }
         let origin = self.origin(of: json["origin"])
+        if origin == .managed {
+            // The event holds the keys' effective values; which keys are forced, and the user's
+            // own values beneath them, come with the domain.
+            awaitingGet.insert(domain)
+            send(Requests.get(domain), expecting: .get(domain, origin: .managed), on: channel)
+            channel.flush()
+            return
+        }
         cache.update { ((), $0.applyEvent(to: domain, generation: generation, changes: changes, origin: origin)) }
     }
 

@@ -130,12 +130,14 @@ extension CacheState {
         var resolved: [String: PlistValue] = [:]
         resolved.reserveCapacity(keys.count)
         for key in keys { resolved[key] = resolve(record, key) }
+        let forced = Set(keys.filter { isForced(record, $0) })
         let ready = record.searchList.persistentDomains.allSatisfy { domains[$0]?.loaded == true || domains[$0]?.servedBeforeLoad == true }
         var values: [String: PlistValue?] = [:]
         record.view.snapshot.withLock { snapshot in
             for (key, value) in resolved where snapshot.resolved[key] != value { values[key] = .some(value) }
             for key in snapshot.resolved.keys where resolved[key] == nil { values[key] = .some(nil) }
             snapshot.resolved = resolved
+            snapshot.forced = forced
             snapshot.ready = ready
         }
         guard !values.isEmpty else { return nil }
@@ -148,9 +150,18 @@ extension CacheState {
         record.searchList.resolve { layer in layerValues(layer, for: record)?[key] }?.value
     }
 
+    /// Whether an administrator forces `key` on one of the view's persistent domains.
+    func isForced(_ record: ViewRecord, _ key: String) -> Bool {
+        record.searchList.persistentDomains.contains { domains[$0]?.forced[key] != nil }
+    }
+
+    /// Whether an administrator forces `key` on `domain`, as far as the cache knows it.
+    func isForced(_ key: String, in domain: DomainName) -> Bool { domains[domain]?.forced[key] != nil }
+
     /// What the cache holds of one layer of a view's search list.
     private func layerValues(_ layer: SearchList.Layer, for record: ViewRecord) -> [String: PlistValue]? {
         switch layer {
+        case .managed(let domain): domains[domain]?.forced
         case .argument: record.volatile[ArgumentDomain.name]
         case .persistent(let domain): domains[domain]?.visible
         case .bundle(let domain): domains[domain]?.bundleDefaults
@@ -164,8 +175,11 @@ extension CacheState {
         var fresh: [(String, PlistValue?)] = []
         fresh.reserveCapacity(keys.count)
         for key in keys { fresh.append((key, resolve(record, key))) }
+        let forced = keys.filter { isForced(record, $0) }
         var values: [String: PlistValue?] = [:]
         record.view.snapshot.withLock { snapshot in
+            snapshot.forced.subtract(keys)
+            snapshot.forced.formUnion(forced)
             for (key, value) in fresh where snapshot.resolved[key] != value {
                 snapshot.resolved[key] = value
                 values[key] = .some(value)
@@ -281,7 +295,8 @@ extension CacheState {
     /// changed when this process may have seen other values (a reload, or reads served while the
     /// daemon was unreachable). Answers the load waiters it satisfies.
     mutating func load(
-        _ domain: DomainName, values: [String: PlistValue], generation: Int64
+        _ domain: DomainName, values: [String: PlistValue], generation: Int64, forced: [String: PlistValue] = [:],
+        origin: ChangeOrigin = .resynchronized
     ) -> (tickets: [Ticket], deliveries: [Delivery]) {
         let (changed, announce): (Set<String>, Bool) = modify(domain) { cache in
             let announce = cache.loaded || cache.servedBeforeLoad
@@ -290,7 +305,8 @@ extension CacheState {
                 // way the daemon's word is final. Unanswered ones are being sent again.
                 cache.dropAcknowledged()
             }
-            let keys = cache.allKeys().union(values.keys)
+            let keys = cache.allKeys().union(values.keys).union(forced.keys).union(cache.forced.keys)
+            cache.forced = forced
             cache.confirmed = values
             cache.generation = generation
             cache.hiddenOrigins.removeAll()
@@ -299,7 +315,7 @@ extension CacheState {
             _ = cache.retire()
             return (cache.refresh(keys), announce)
         }
-        let deliveries = propagate(changed, of: domain, origin: .resynchronized, announce: announce)
+        let deliveries = propagate(changed, of: domain, origin: origin, announce: announce)
         for record in views.values where record.includes(domain) {
             let ready = record.searchList.persistentDomains.allSatisfy { domains[$0]?.loaded == true }
             if ready { record.view.snapshot.withLock { $0.ready = true } }

@@ -51,6 +51,9 @@ struct DomainCache {
     /// The domain's Settings bundle layer (`bundleDefaults`): searched after every persistent
     /// domain of a view and before the registration domain. Never part of `visible`.
     var bundleDefaults: [String: PlistValue] = [:]
+    /// The keys the administrator forces on the domain (`get`'s `forced`): searched before
+    /// everything else. Never part of `visible`.
+    var forced: [String: PlistValue] = [:]
 
     // MARK: Pending writes
 

@@ -11,6 +11,8 @@ final class DefaultsView: Sendable {
     struct Snapshot {
         /// Key → the first value along the search list: `dictionaryRepresentation()`.
         var resolved: [String: PlistValue] = [:]
+        /// The keys whose resolved value an administrator forces (`objectIsForced(forKey:)`).
+        var forced: Set<String> = []
         /// Every persistent domain of the search list is loaded (or the wait for it gave up).
         var ready = false
     }

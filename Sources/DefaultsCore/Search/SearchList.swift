@@ -1,10 +1,12 @@
 /// Where a key is looked for, in Apple's order, written once for the daemon's `lookup` and the
 /// client's cache:
 ///
-/// 1. `NSArgumentDomain` (a client's command-line `-key value` pairs; the daemon has none),
-/// 2. the persistent domains, each once: the app domain, its suites in order, `NSGlobalDomain`,
-/// 3. the Settings bundle defaults of those persistent domains, `NSGlobalDomain` excepted,
-/// 4. the registration domain.
+/// 1. the managed (forced) preferences of the persistent domains, in their order: what an
+///    administrator forces wins over everything,
+/// 2. `NSArgumentDomain` (a client's command-line `-key value` pairs; the daemon has none),
+/// 3. the persistent domains, each once: the app domain, its suites in order, `NSGlobalDomain`,
+/// 4. the Settings bundle defaults of those persistent domains, `NSGlobalDomain` excepted,
+/// 5. the registration domain.
 ///
 /// ```swift
 /// var list = SearchList(appDomain: try DomainName("com.example.app"))
@@ -15,6 +17,8 @@
 public struct SearchList: Sendable, Hashable {
     /// One place a value can come from.
     public enum Layer: Sendable, Hashable {
+        /// The keys an administrator forces on that domain.
+        case managed(DomainName)
         case argument
         case persistent(DomainName)
         /// The `DefaultValue`s Settings bundles give that domain.
@@ -25,7 +29,7 @@ public struct SearchList: Sendable, Hashable {
         public var name: String {
             switch self {
             case .argument: "NSArgumentDomain"
-            case .persistent(let domain), .bundle(let domain): domain.rawValue
+            case .managed(let domain), .persistent(let domain), .bundle(let domain): domain.rawValue
             case .registration: "NSRegistrationDomain"
             }
         }
@@ -33,6 +37,7 @@ public struct SearchList: Sendable, Hashable {
         /// The `layer` of a `lookup` answer.
         public var kind: String {
             switch self {
+            case .managed: "managed"
             case .argument: "argument"
             case .persistent: "persistent"
             case .bundle: "bundle"
@@ -93,7 +98,7 @@ public struct SearchList: Sendable, Hashable {
     private func computeLayers() -> [Layer] {
         var seen: Set<DomainName> = []
         let persistent = ([appDomain].compactMap { $0 } + suites + [.global]).filter { seen.insert($0).inserted }
-        return (searchesArguments ? [.argument] : []) + persistent.map(Layer.persistent)
+        return persistent.map(Layer.managed) + (searchesArguments ? [.argument] : []) + persistent.map(Layer.persistent)
             + persistent.filter { $0 != .global }.map(Layer.bundle) + [.registration]
     }
 }

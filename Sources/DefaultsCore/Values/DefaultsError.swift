@@ -21,6 +21,8 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
         case invalidValue = "invalid_value"
         /// The write would make the domain larger than the configured limit; nothing changed.
         case tooLarge = "too_large"
+        /// The write would change a key the administrator's managed preferences force; nothing changed.
+        case forced = "forced"
         /// Text given to `import` is not a property list holding a dictionary.
         case invalidPlist = "invalid_plist"
         /// The peer is another user.

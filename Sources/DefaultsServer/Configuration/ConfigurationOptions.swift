@@ -137,6 +137,16 @@ extension ConfigurationOption {
             },
             current: { .bool($0.validateSettingsBundles) }),
         ConfigurationOption(
+            key: "managedPreferencesDirectory", flag: "--managed-dir",
+            summary: "The administrator's managed (forced) preferences: <dir>/<domain>.plist for every user, <dir>/users/<user name>/<domain>.plist for one. Files the daemon's user could write are ignored.",
+            expected: "an absolute path", needsRestart: true,
+            apply: { value, configuration in
+                guard case .string(let path) = value, path.hasPrefix("/") else { return false }
+                configuration.managedPreferencesDirectory = path
+                return true
+            },
+            current: { .string($0.managedPreferencesDirectory) }),
+        ConfigurationOption(
             key: "settingsBundleScanMilliseconds", flag: nil,
             summary: "How often the Settings bundle directories are looked at when they cannot be watched with inotify.",
             expected: "an integer from 100 to 3600000", needsRestart: true,

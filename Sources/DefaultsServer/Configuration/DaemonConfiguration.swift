@@ -32,8 +32,11 @@ public struct DaemonConfiguration: Sendable {
     public var settingsBundleDirectories: [String] = []
     /// Whether writes to keys a Settings bundle describes are checked against their specifiers.
     public var validateSettingsBundles: Bool = true
-    /// How often the Settings bundle directories are looked at for new and changed bundles.
+    /// How often the Settings bundle directories are looked at when they cannot be watched.
     public var settingsBundleScanInterval: TimeAmount = .seconds(2)
+    /// The administrator's managed (forced) preferences: `<dir>/<domain>.plist` for every user,
+    /// `<dir>/users/<user name>/<domain>.plist` for one.
+    public var managedPreferencesDirectory: String = "/etc/defaultsd/managed"
 
     public init(socketPath: String, storageDirectory: String) {
         self.socketPath = socketPath

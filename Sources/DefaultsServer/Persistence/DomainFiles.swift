@@ -77,19 +77,21 @@ struct DomainFiles: Sendable {
     }
 
     /// Reads a domain's file and the version read, from one open descriptor, so the two match.
-    func read(_ domain: DomainName) -> FileContents {
-        let path = path(of: domain)
+    func read(_ domain: DomainName) -> FileContents { DomainFiles.read(atPath: path(of: domain)) }
+
+    /// Reads a property-list file and the version read, from one open descriptor.
+    static func read(atPath path: String) -> FileContents {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return errno == ENOENT ? .missing : .unreadable(ioError("cannot open \(path)")) }
+        guard fd >= 0 else { return errno == ENOENT ? .missing : .unreadable(DomainFiles.ioError("cannot open \(path)")) }
         defer { close(fd) }
-        guard let version = FileVersion(descriptor: fd) else { return .unreadable(ioError("cannot stat \(path)")) }
+        guard let version = FileVersion(descriptor: fd) else { return .unreadable(DomainFiles.ioError("cannot stat \(path)")) }
         var data = Data()
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
             let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, $0.count) }
             if count < 0 {
                 if errno == EINTR { continue }
-                return .unreadable(ioError("cannot read \(path)"))
+                return .unreadable(DomainFiles.ioError("cannot read \(path)"))
             }
             if count == 0 { break }
             data.append(contentsOf: chunk[0..<count])
@@ -203,7 +205,9 @@ struct DomainFiles: Sendable {
         if fsync(fd) != 0 { throw ioError("cannot fsync \(directory)") }
     }
 
-    private func ioError(_ what: String) -> DefaultsError {
+    private func ioError(_ what: String) -> DefaultsError { DomainFiles.ioError(what) }
+
+    private static func ioError(_ what: String) -> DefaultsError {
         DefaultsError(.ioError, "\(what): \(String(cString: strerror(errno)))")
     }
 }

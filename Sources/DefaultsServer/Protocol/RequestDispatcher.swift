@@ -73,7 +73,10 @@ struct RequestDispatcher {
             if request.has("key") {
                 return .value(state.values[try request.key()], generation: state.generation)
             }
-            return Reply([("value", .values(state.values)), ("generation", .integer(state.generation))])
+            guard let forced = store.managed.forced[domain] else {
+                return Reply([("value", .values(state.values)), ("generation", .integer(state.generation))])
+            }
+            return Reply([("value", .values(state.values)), ("generation", .integer(state.generation)), ("forced", .values(forced))])
 
         case .set:
             try refuseWritesWhenStopping()

@@ -24,22 +24,27 @@ final class DefaultsStore {
     let writeBehind: WriteBehind
     private let table: DomainTable
     private let files: DomainFiles
-    private let check: ChangesetCheck?
+    /// The checks every changeset passes, in order: the managed preferences (`forced`), then the
+    /// Settings bundles (`invalid_value`).
+    private let checks: [ChangesetCheck]
+    let managed: ManagedPreferences
     private let logger: Logger
     private(set) var maximumDomainBytes: Int
 
     /// The store and its collaborators, all on `eventLoop`: the table of domains, the
-    /// write-behind that snapshots it, the notifier, and the check every changeset passes.
+    /// write-behind that snapshots it, the notifier, the managed preferences and the Settings
+    /// bundles' check that every changeset passes.
     init(
-        table: DomainTable, files: DomainFiles, writeBehind: WriteBehind, notifier: Notifier, check: ChangesetCheck?,
-        maximumDomainBytes: Int, logger: Logger
+        table: DomainTable, files: DomainFiles, writeBehind: WriteBehind, notifier: Notifier,
+        managed: ManagedPreferences = ManagedPreferences(), check: ChangesetCheck?, maximumDomainBytes: Int, logger: Logger
     ) {
         self.eventLoop = table.eventLoop
         self.table = table
         self.files = files
         self.writeBehind = writeBehind
         self.notifier = notifier
-        self.check = check
+        self.managed = managed
+        self.checks = [managed] + (check.map { [$0] } ?? [])
         self.maximumDomainBytes = maximumDomainBytes
         self.logger = logger
     }
@@ -87,6 +92,7 @@ final class DefaultsStore {
     ) throws(DefaultsError) -> (value: PlistValue, layer: SearchList.Layer)? {
         try list.resolve { (layer) throws(DefaultsError) -> PlistValue? in
             switch layer {
+            case .managed(let domain): managed.forced[domain]?[key]
             case .persistent(let domain): try state(of: domain).values[key]
             case .bundle(let domain): bundleDefaults[domain]?[key]
             case .registration: registration[key]
@@ -138,13 +144,25 @@ final class DefaultsStore {
                 .tooLarge,
                 "domain \(changeset.domain) would be \(change.newSize) bytes; the limit is \(maximumDomainBytes)")
         }
-        if let refusal = check?.check(changeset) { throw refusal }
+        for check in checks { if let refusal = check.check(changeset) { throw refusal } }
         let effective = state.commit(changeset, change)
         guard !effective.isEmpty else { return state.generation }
         state.generation += 1
         writeBehind.markDirty(changeset.domain)
         notifier.publish(effective, generation: state.generation, origin: origin)
         return state.generation
+    }
+
+    /// Announces a change of what the domain resolves to that is not a change of its stored
+    /// values (the managed preferences changed): generation +1, and `changes` (the keys'
+    /// effective new values) to the subscribers.
+    func announce(_ changes: Changeset, origin: Origin) throws(DefaultsError) {
+        guard !changes.isEmpty else { return }
+        let index = try index(loading: changes.domain)
+        table[index].generation += 1
+        // The ledger keeps the new generation; the domain's file is written unchanged.
+        writeBehind.markDirty(changes.domain)
+        notifier.publish(changes, generation: table[index].generation, origin: origin)
     }
 
     /// Replaces a whole domain (empty values delete it).

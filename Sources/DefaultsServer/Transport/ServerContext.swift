@@ -6,6 +6,7 @@ import NIOCore
 struct OutsideChanges {
     let watcher: DirectoryWatcher
     let domainFiles: DomainFileWatcher
+    let managed: ManagedPreferencesWatcher
 }
 
 /// State shared by all connections: the store and the daemon's counters.

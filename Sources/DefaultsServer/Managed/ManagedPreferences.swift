@@ -1,0 +1,81 @@
+import DefaultsCore
+import Foundation
+import Logging
+
+/// The administrator's managed preferences: the keys they force, by domain, above everything a
+/// user stores (as macOS managed preferences and dconf locks).
+///
+/// Owned by the store's event loop: read by the store (`lookup`, the `forced` check, `get`'s
+/// `forced` member) and replaced whole by the `ManagedPreferencesWatcher` when the files change.
+///
+/// ```swift
+/// let managed = ManagedPreferences()
+/// managed.forced = [try DomainName("com.example.bridge"): ["warpFactor": .integer(9)]]
+/// managed.refusal(of: changeset) // DefaultsError(.forced, "warpFactor of com.example.bridge is forced ...")
+/// ```
+final class ManagedPreferences: ChangesetCheck {
+    /// The forced keys of each domain, with their values.
+    var forced: [DomainName: [String: PlistValue]] = [:]
+
+    init() {}
+
+    /// Refuses a changeset that touches a forced key, whole.
+    func check(_ changeset: Changeset) -> DefaultsError? {
+        guard let keys = forced[changeset.domain] else { return nil }
+        for (key, _) in changeset where keys[key] != nil {
+            return DefaultsError(
+                .forced, "\(key) of \(changeset.domain) is forced by the administrator's managed preferences")
+        }
+        return nil
+    }
+}
+
+/// Reads the managed preference files, trusting only those the daemon's user cannot change.
+///
+/// A plain value: the `ManagedPreferencesWatcher` runs it on the loop whenever the files change.
+struct ManagedPreferenceFiles: Sendable {
+    let directory: String
+    let userName: String
+    let daemonUID: UInt32
+
+    /// `<dir>/users/<user name>`.
+    var userDirectory: String { directory + "/users/" + userName }
+
+    /// Every forced key by domain: the files for every user, then the user's own, which win key by key.
+    func load(logger: Logger) -> [DomainName: [String: PlistValue]] {
+        var result: [DomainName: [String: PlistValue]] = [:]
+        for directory in [directory, userDirectory] {
+            guard trusts(directory, logger: logger), directory == self.directory || trusts(self.directory + "/users", logger: logger)
+            else { continue }
+            for name in ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted() {
+                guard let domain = DomainName.fromFileName(name) else { continue }
+                let path = directory + "/" + name
+                guard trusts(path, logger: logger) else { continue }
+                switch DomainFiles.read(atPath: path) {
+                case .parsed(let values, _):
+                    result[domain, default: [:]].merge(values) { _, userOwn in userOwn }
+                case .unparseable(let reason, _):
+                    logger.warning("managed preferences file could not be parsed; ignored", metadata: [
+                        "file": "\(path)", "error": "\(reason)"])
+                default:
+                    continue
+                }
+            }
+        }
+        return result.filter { !$0.value.isEmpty }
+    }
+
+    /// Whether `path` is out of the daemon's user's reach: owned by root when the daemon runs as
+    /// root; otherwise owned by someone else and not writable. A missing path is not trusted, silently.
+    func trusts(_ path: String, logger: Logger) -> Bool {
+        var status = stat()
+        // The file a link leads to is what is read, so that is what is checked.
+        guard stat(path, &status) == 0 else { return false }
+        let trusted = daemonUID == 0 ? status.st_uid == 0 : status.st_uid != daemonUID && access(path, W_OK) != 0
+        if !trusted {
+            logger.warning("managed preferences ignored: the daemon's user could change them", metadata: [
+                "path": "\(path)", "owner": "\(status.st_uid)"])
+        }
+        return trusted
+    }
+}

@@ -1,0 +1,126 @@
+import DefaultsCore
+import DaemonTestSupport
+import Foundation
+import LineSocket
+import Testing
+
+/// The administrator's managed (forced) preferences, through the real daemon: forced values win
+/// every lookup, writes that would change them are refused whole with `forced`, and a managed
+/// file added, changed or removed while clients run is a `didChange` with origin `managed`.
+@Suite struct ManagedPreferencesTests {
+    static let domain = "com.example.bridge"
+
+    /// A managed directory (mode 0755, owned by the test's user) and a daemon reading it.
+    func managedDaemon(system: [String: PlistValue]? = nil, user: [String: PlistValue]? = nil) throws -> (DaemonProcess, String) {
+        let managed = FileManager.default.temporaryDirectory.appendingPathComponent("managed-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: managed, withIntermediateDirectories: true)
+        if let system { try write(system, to: managed + "/" + Self.domain + ".plist") }
+        if let user {
+            try FileManager.default.createDirectory(atPath: managed + "/users/" + userName, withIntermediateDirectories: true)
+            try write(user, to: managed + "/users/" + userName + "/" + Self.domain + ".plist")
+        }
+        return (try DaemonProcess(arguments: ["--managed-dir", managed]), managed)
+    }
+
+    var userName: String { String(cString: getpwuid(getuid())!.pointee.pw_name) }
+
+    func write(_ values: [String: PlistValue], to path: String) throws {
+        let temporary = path + ".new"
+        try PropertyListFile.encode(values, format: .xml).write(to: URL(fileURLWithPath: temporary))
+        #expect(rename(temporary, path) == 0)
+    }
+
+    let forcedError = #"{"ok":false,"error":{"code":"forced","message":"warpFactor of com.example.bridge is forced by the administrator's managed preferences"}}"#
+
+    @Test(.enabled(if: getuid() == 0, "trusted managed files must belong to root"))
+    func forcedKeysWinEveryLookupAndTheUsersOwnFileWinsKeyByKey() throws {
+        let (daemon, managed) = try managedDaemon(
+            system: ["warpFactor": .integer(9), "shields": .bool(true)], user: ["warpFactor": .integer(10)])
+        defer { try? FileManager.default.removeItem(atPath: managed) }
+        let client = try daemon.connect()
+        try client.request(#"{"op":"set","domain":"\#(Self.domain)","key":"rank","value":"Ensign"}"#)
+        #expect(try client.request(#"{"op":"lookup","domain":"\#(Self.domain)","key":"warpFactor"}"#)
+            == #"{"ok":true,"value":10,"domain":"\#(Self.domain)","layer":"managed"}"#)
+        #expect(try client.request(#"{"op":"lookup","domain":"\#(Self.domain)","key":"shields"}"#)
+            == #"{"ok":true,"value":true,"domain":"\#(Self.domain)","layer":"managed"}"#)
+        #expect(try client.request(#"{"op":"get","domain":"\#(Self.domain)"}"#)
+            == #"{"ok":true,"value":{"rank":"Ensign"},"generation":1,"forced":{"shields":true,"warpFactor":10}}"#)
+        // Forced on the app domain, so through the search list of an app too.
+        try client.request(#"{"op":"hello","appDomain":"\#(Self.domain)"}"#)
+        #expect(try client.request(#"{"op":"lookup","key":"warpFactor"}"#).contains(#""layer":"managed""#))
+    }
+
+    @Test(.enabled(if: getuid() == 0, "trusted managed files must belong to root"))
+    func everyWriteThatWouldChangeAForcedKeyIsRefusedWhole() throws {
+        let (daemon, managed) = try managedDaemon(system: ["warpFactor": .integer(9)])
+        defer { try? FileManager.default.removeItem(atPath: managed) }
+        let client = try daemon.connect()
+        try client.request(#"{"op":"set","domain":"\#(Self.domain)","key":"rank","value":"Ensign"}"#)
+        let refused = [
+            #"{"op":"set","domain":"\#(Self.domain)","key":"warpFactor","value":5}"#,
+            #"{"op":"remove","domain":"\#(Self.domain)","key":"warpFactor"}"#,
+            #"{"op":"apply","domain":"\#(Self.domain)","set":{"rank":"Captain","warpFactor":5}}"#,
+            #"{"op":"replaceDomain","domain":"\#(Self.domain)","values":{"rank":"Captain","warpFactor":5}}"#,
+            #"{"op":"import","domain":"\#(Self.domain)","plist":"{ rank = Captain; warpFactor = 5; }"}"#,
+        ]
+        for request in refused { #expect(try client.request(request) == forcedError, "\(request)") }
+        #expect(try client.request(#"{"op":"get","domain":"\#(Self.domain)"}"#)
+            == #"{"ok":true,"value":{"rank":"Ensign"},"generation":1,"forced":{"warpFactor":9}}"#, "nothing changed")
+        // A stored value beneath a forced key: deleting the domain would change it.
+        let (other, otherManaged) = try managedDaemon()
+        defer { try? FileManager.default.removeItem(atPath: otherManaged) }
+        let user = try other.connect()
+        try user.request(#"{"op":"set","domain":"\#(Self.domain)","key":"warpFactor","value":3}"#)
+        try write(["warpFactor": .integer(9)], to: otherManaged + "/" + Self.domain + ".plist")
+        try user.request(#"{"op":"subscribe","domains":["\#(Self.domain)"]}"#)
+        _ = try user.readEvent()
+        #expect(try user.request(#"{"op":"deleteDomain","domain":"\#(Self.domain)"}"#) == forcedError)
+        #expect(try user.request(#"{"op":"get","domain":"\#(Self.domain)","key":"warpFactor"}"#) == #"{"ok":true,"value":3,"generation":2}"#)
+        // `defaults` says so the macOS way and exits 1.
+        let result = try DefaultsCommandTests.run(other, ["write", Self.domain, "warpFactor", "-int", "4"])
+        #expect(result.status == 1)
+        #expect(result.message == "Could not write domain \(Self.domain); exiting (forced: warpFactor of \(Self.domain) is forced by the administrator's managed preferences)\n")
+    }
+
+    @Test(.enabled(if: getuid() == 0, "trusted managed files must belong to root"))
+    func aManagedFileAddedChangedAndRemovedIsADidChangeWithTheEffectiveValues() throws {
+        let (daemon, managed) = try managedDaemon()
+        defer { try? FileManager.default.removeItem(atPath: managed) }
+        let client = try daemon.connect()
+        try client.request(#"{"op":"set","domain":"\#(Self.domain)","key":"warpFactor","value":3}"#)
+        try client.request(#"{"op":"subscribe","domains":["\#(Self.domain)"]}"#)
+        let path = managed + "/" + Self.domain + ".plist"
+        func event(_ generation: Int, _ changes: String) -> String {
+            #"{"event":"didChange","domain":"\#(Self.domain)","generation":\#(generation),"changes":\#(changes),"origin":{"source":"managed"}}"#
+        }
+        try write(["warpFactor": .integer(9), "shields": .bool(true)], to: path)
+        #expect(try client.readEvent() == event(2, #"{"shields":true,"warpFactor":9}"#))
+        try write(["warpFactor": .integer(8)], to: path)
+        #expect(try client.readEvent() == event(3, #"{"shields":null,"warpFactor":8}"#))
+        #expect(unlink(path) == 0)
+        // No longer forced: the user's own value again.
+        #expect(try client.readEvent() == event(4, #"{"warpFactor":3}"#))
+        #expect(try client.request(#"{"op":"lookup","domain":"\#(Self.domain)","key":"warpFactor"}"#)
+            == #"{"ok":true,"value":3,"domain":"\#(Self.domain)","layer":"persistent"}"#)
+        // A per-user directory created later is watched too.
+        try FileManager.default.createDirectory(atPath: managed + "/users/" + userName, withIntermediateDirectories: true)
+        try write(["warpFactor": .integer(7)], to: managed + "/users/" + userName + "/" + Self.domain + ".plist")
+        #expect(try client.readEvent() == event(5, #"{"warpFactor":7}"#))
+    }
+
+    @Test func aManagedFileTheDaemonsUserCouldChangeIsIgnored() throws {
+        let (daemon, managed) = try managedDaemon()
+        defer { try? FileManager.default.removeItem(atPath: managed) }
+        let path = managed + "/" + Self.domain + ".plist"
+        try write(["warpFactor": .integer(9)], to: path)
+        // As root: owned by someone else, so root could change it for them. As a user: their own.
+        if getuid() == 0 { #expect(chown(path, 65534, 65534) == 0) }
+        let client = try daemon.connect()
+        try client.request(#"{"op":"set","domain":"\#(Self.domain)","key":"rank","value":"Ensign"}"#)
+        #expect(daemon.waitForLog("managed preferences ignored: the daemon's user could change them"))
+        #expect(daemon.logText.contains("path=\(path)"))
+        #expect(try client.request(#"{"op":"lookup","domain":"\#(Self.domain)","key":"warpFactor"}"#)
+            == #"{"ok":true,"value":null,"domain":null,"layer":null}"#)
+        #expect(try client.request(#"{"op":"set","domain":"\#(Self.domain)","key":"warpFactor","value":5}"#) == #"{"ok":true,"generation":2}"#)
+    }
+}
