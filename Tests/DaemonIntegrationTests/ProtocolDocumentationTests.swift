@@ -1,4 +1,5 @@
 import DaemonTestSupport
+import DefaultsCore
 import Foundation
 import Testing
 
@@ -50,8 +51,14 @@ import Testing
 
     @Test func everyExampleProducesTheDocumentedOutput() throws {
         let examples = try Self.examples()
-        #expect(examples.count == 40)  // every example on the page; one that stops being found fails here
-        let daemon = try DaemonProcess(environment: ["LANG": "en_US.UTF-8", "LANGUAGE": ""])
+        #expect(examples.count == 42)  // every example on the page; one that stops being found fails here
+        // The managed preferences the page's "needs root" examples expect.
+        let managed = FileManager.default.temporaryDirectory.appendingPathComponent("managed-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: managed, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: managed) }
+        try PropertyListFile.encode(["warpFactor": .integer(9)], format: .xml)
+            .write(to: URL(fileURLWithPath: managed + "/com.example.locked.plist"))
+        let daemon = try DaemonProcess(arguments: ["--managed-dir", managed], environment: ["LANG": "en_US.UTF-8", "LANGUAGE": ""])
         let asRoot = getuid() == 0
         if asRoot {
             // Lets the not_permitted example reach the socket as another user.

@@ -305,7 +305,9 @@ extension CacheState {
                 // way the daemon's word is final. Unanswered ones are being sent again.
                 cache.dropAcknowledged()
             }
-            let keys = cache.allKeys().union(values.keys).union(forced.keys).union(cache.forced.keys)
+            let keys = cache.allKeys().union(values.keys)
+            // Forced values are no part of `visible`: their keys are changes of their own.
+            let forcedChanged = Set(forced.keys).union(cache.forced.keys).filter { forced[$0] != cache.forced[$0] }
             cache.forced = forced
             cache.confirmed = values
             cache.generation = generation
@@ -313,7 +315,7 @@ extension CacheState {
             cache.loaded = true
             cache.servedBeforeLoad = false
             _ = cache.retire()
-            return (cache.refresh(keys), announce)
+            return (cache.refresh(keys).union(forcedChanged), announce)
         }
         let deliveries = propagate(changed, of: domain, origin: origin, announce: announce)
         for record in views.values where record.includes(domain) {
