@@ -71,9 +71,9 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: otherManaged) }
         let user = try other.connect()
         try user.request(#"{"op":"set","domain":"\#(Self.domain)","key":"warpFactor","value":3}"#)
-        try write(["warpFactor": .integer(9)], to: otherManaged + "/" + Self.domain + ".plist")
         try user.request(#"{"op":"subscribe","domains":["\#(Self.domain)"]}"#)
-        _ = try user.readEvent()
+        try write(["warpFactor": .integer(9)], to: otherManaged + "/" + Self.domain + ".plist")
+        #expect(try user.readEvent().contains(#""changes":{"warpFactor":9},"origin":{"source":"managed"}"#))
         #expect(try user.request(#"{"op":"deleteDomain","domain":"\#(Self.domain)"}"#) == forcedError)
         #expect(try user.request(#"{"op":"get","domain":"\#(Self.domain)","key":"warpFactor"}"#) == #"{"ok":true,"value":3,"generation":2}"#)
         // `defaults` says so the macOS way and exits 1.

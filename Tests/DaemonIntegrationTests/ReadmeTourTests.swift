@@ -71,20 +71,11 @@ import Testing
         try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
         try Self.script(commands, output: output).write(toFile: output + "/tour.sh", atomically: true, encoding: .utf8)
 
-        let shell = Process()
-        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
-        shell.arguments = [output + "/tour.sh"]
-        shell.standardInput = FileHandle.nullDevice
         var environment = daemon.clientEnvironment
         environment["DEFAULTSD_SOCKET"] = nil  // the README relies on the default socket
-        shell.environment = environment
-        let pipe = Pipe()
-        shell.standardOutput = pipe
-        shell.standardError = pipe
-        try shell.run()
-        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        shell.waitUntilExit()
-        #expect(shell.terminationStatus == 0, "\(text)")
+        let run = try FinishedRun.run("/bin/sh", [output + "/tour.sh"], environment: environment)
+        let text = run.output
+        #expect(run.status == 0, "\(text)")
 
         // Each command's output, by its number.
         var printed: [Int: [String]] = [:]

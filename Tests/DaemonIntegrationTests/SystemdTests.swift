@@ -266,18 +266,11 @@ import Testing
                 .write(toFile: directory + "/" + name, atomically: true, encoding: .utf8)
             units.append(directory + "/" + name)
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/systemd-analyze")
-        process.arguments = (kind == "user" ? ["--user"] : []) + ["verify"] + units
-        process.environment = TestEnvironment.isolated(home: directory + "/home").merging(["XDG_RUNTIME_DIR": runtime]) { $1 }
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = errors
-        try process.run()
-        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "\(text)")
-        #expect(text.isEmpty, "systemd-analyze warned:\n\(text)")
+        let run = try FinishedRun.run(
+            "/usr/bin/systemd-analyze", (kind == "user" ? ["--user"] : []) + ["verify"] + units,
+            environment: TestEnvironment.isolated(home: directory + "/home").merging(["XDG_RUNTIME_DIR": runtime]) { $1 },
+            in: directory)
+        #expect(run.status == 0, "\(run.output)")
+        #expect(run.output.isEmpty, "systemd-analyze warned:\n\(run.output)")
     }
 }

@@ -65,7 +65,10 @@ public final class DaemonProcess: @unchecked Sendable {
     private func launch() throws {
         process = Process()
         process.executableURL = URL(fileURLWithPath: DaemonProcess.binary)
-        process.arguments = (usesDefaultPaths ? [] : ["--socket", socketPath, "--storage-dir", storagePath]) + arguments
+        // The machine's managed preferences (/etc/defaultsd/managed) are replaced by an empty
+        // private directory, unless the test gives one.
+        let managed = usesDefaultPaths || arguments.contains("--managed-dir") ? [] : ["--managed-dir", directory + "/managed"]
+        process.arguments = (usesDefaultPaths ? [] : ["--socket", socketPath, "--storage-dir", storagePath]) + managed + arguments
         process.environment = TestEnvironment.isolated(home: home, inheriting: inheritedEnvironment).merging(environment) { $1 }
         let stderr = Pipe()
         process.standardError = stderr
@@ -197,6 +200,28 @@ extension DaemonProcess {
         let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         return FinishedRun(status: process.terminationStatus, output: printed, errors: log.waitForEnd())
+    }
+}
+
+extension FinishedRun {
+    /// Runs any program to completion with its standard output and error in one text
+    /// (`output`; `errors` stays empty), as a person running it in a terminal would read them.
+    public static func run(
+        _ executable: String, _ arguments: [String], environment: [String: String], in directory: String? = nil
+    ) throws -> FinishedRun {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.environment = environment
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
+        process.standardInput = FileHandle.nullDevice
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return FinishedRun(status: process.terminationStatus, output: text, errors: "")
     }
 }
 

@@ -15,13 +15,13 @@ import Testing
         state.registration = SearchOrderCases.registration
         let record = ViewRecord(view: DefaultsView(), searchList: SearchOrderCases.list, volatile: [:])
         for (key, value, _) in SearchOrderCases.expected {
-            #expect(state.resolve(record, key) == value, "\(key)")
+            #expect(state.resolve(record, key)?.value == value, "\(key)")
         }
         // A client's command line comes before everything.
         var withArguments = SearchOrderCases.list
         withArguments.searchesArguments = true
         let arguments = ViewRecord(view: DefaultsView(), searchList: withArguments, volatile: [ArgumentDomain.name: ["a": 99]])
-        #expect(state.resolve(arguments, "a") == 99)
-        #expect(state.resolve(arguments, "b") == 2)
+        #expect(state.resolve(arguments, "a")?.value == 99)
+        #expect(state.resolve(arguments, "b")?.value == 2)
     }
 }

@@ -43,8 +43,10 @@ import Testing
         #expect(defaults.objectIsForced(forKey: "shields"))
 
         #expect(unlink(path) == 0)
-        let released = try await changes.first { $0.origin == .managed && $0.keys.contains("shields") && $0.keys.count == 2 && !defaults.objectIsForced(forKey: "warpFactor") }
-        #expect(released.keys == ["warpFactor", "shields"])
+        // The second managed change: nothing is forced any more.
+        #expect(await changes.wait { $0.filter { $0.origin == .managed }.count == 2 })
+        #expect(changes.items.last { $0.origin == .managed }?.keys == ["warpFactor", "shields"])
+        #expect(!defaults.objectIsForced(forKey: "warpFactor") && !defaults.objectIsForced(forKey: "shields"))
         #expect(defaults.object(forKey: "warpFactor") == nil && defaults.object(forKey: "shields") == nil)
         #expect(defaults.string(forKey: "rank") == "Ensign")
     }

@@ -129,8 +129,12 @@ extension CacheState {
         for layer in record.searchList.layers { keys.formUnion(layerValues(layer, for: record)?.keys ?? [:].keys) }
         var resolved: [String: PlistValue] = [:]
         resolved.reserveCapacity(keys.count)
-        for key in keys { resolved[key] = resolve(record, key) }
-        let forced = Set(keys.filter { isForced(record, $0) })
+        var forced: Set<String> = []
+        for key in keys {
+            guard let found = resolve(record, key) else { continue }
+            resolved[key] = found.value
+            if found.isForced { forced.insert(key) }
+        }
         let ready = record.searchList.persistentDomains.allSatisfy { domains[$0]?.loaded == true || domains[$0]?.servedBeforeLoad == true }
         var values: [String: PlistValue?] = [:]
         record.view.snapshot.withLock { snapshot in
@@ -146,13 +150,10 @@ extension CacheState {
 
     /// The first value of `key` along the view's search list (the daemon's `lookup` follows the
     /// same ``SearchList``).
-    func resolve(_ record: ViewRecord, _ key: String) -> PlistValue? {
-        record.searchList.resolve { layer in layerValues(layer, for: record)?[key] }?.value
-    }
-
-    /// Whether an administrator forces `key` on one of the view's persistent domains.
-    func isForced(_ record: ViewRecord, _ key: String) -> Bool {
-        record.searchList.persistentDomains.contains { domains[$0]?.forced[key] != nil }
+    func resolve(_ record: ViewRecord, _ key: String) -> (value: PlistValue, isForced: Bool)? {
+        guard let found = record.searchList.resolve({ layer in layerValues(layer, for: record)?[key] }) else { return nil }
+        if case .managed = found.layer { return (found.value, true) }
+        return (found.value, false)
     }
 
     /// Whether an administrator forces `key` on `domain`, as far as the cache knows it.
@@ -174,8 +175,12 @@ extension CacheState {
     private func refreshResolved(_ keys: Set<String>, of record: ViewRecord) -> [String: PlistValue?] {
         var fresh: [(String, PlistValue?)] = []
         fresh.reserveCapacity(keys.count)
-        for key in keys { fresh.append((key, resolve(record, key))) }
-        let forced = keys.filter { isForced(record, $0) }
+        var forced: Set<String> = []
+        for key in keys {
+            let found = resolve(record, key)
+            fresh.append((key, found?.value))
+            if found?.isForced == true { forced.insert(key) }
+        }
         var values: [String: PlistValue?] = [:]
         record.view.snapshot.withLock { snapshot in
             snapshot.forced.subtract(keys)

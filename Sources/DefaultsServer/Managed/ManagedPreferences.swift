@@ -44,9 +44,10 @@ struct ManagedPreferenceFiles: Sendable {
     /// Every forced key by domain: the files for every user, then the user's own, which win key by key.
     func load(logger: Logger) -> [DomainName: [String: PlistValue]] {
         var result: [DomainName: [String: PlistValue]] = [:]
-        for directory in [directory, userDirectory] {
-            guard trusts(directory, logger: logger), directory == self.directory || trusts(self.directory + "/users", logger: logger)
-            else { continue }
+        // Each directory counts only when every directory above it, up to the managed one, does.
+        let chains = [[directory], [self.directory, self.directory + "/users", userDirectory]]
+        for chain in chains {
+            guard chain.allSatisfy({ trusts($0, logger: logger) }), let directory = chain.last else { continue }
             for name in ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted() {
                 guard let domain = DomainName.fromFileName(name) else { continue }
                 let path = directory + "/" + name

@@ -85,16 +85,11 @@ struct DomainFiles: Sendable {
         guard fd >= 0 else { return errno == ENOENT ? .missing : .unreadable(DomainFiles.ioError("cannot open \(path)")) }
         defer { close(fd) }
         guard let version = FileVersion(descriptor: fd) else { return .unreadable(DomainFiles.ioError("cannot stat \(path)")) }
-        var data = Data()
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                return .unreadable(DomainFiles.ioError("cannot read \(path)"))
-            }
-            if count == 0 { break }
-            data.append(contentsOf: chunk[0..<count])
+        let data: Data
+        do {
+            data = try FileHandle(fileDescriptor: fd, closeOnDealloc: false).readToEnd() ?? Data()
+        } catch {
+            return .unreadable(DefaultsError(.ioError, "cannot read \(path): \(error.localizedDescription)"))
         }
         do {
             return .parsed(try PropertyListFile.decode(data), version)

@@ -125,36 +125,35 @@ final class WriteBehind {
         writer.write(snapshot).assumeIsolated().whenSuccess { [self] outcome in
             flushInFlight = false
             let failures = outcome.failures
-            for (domain, _) in snapshot.domains where failures[domain] == nil && !outcome.deferred.contains(domain) {
+            let unwritten = Set(failures.keys).union(outcome.deferred)
+            for (domain, _) in snapshot.domains where !unwritten.contains(domain) {
                 fileWrites += 1
                 fileWritesByDomain[domain, default: 0] += 1
+            }
+            if !unwritten.isEmpty {
+                dirty.formUnion(unwritten)
+                if firstDirtyAt == nil { firstDirtyAt = eventLoop.now }
             }
             if !failures.isEmpty {
                 for (domain, error) in failures {
                     logger.error("could not write domain", metadata: ["domain": "\(domain)", "error": "\(error.message)"])
-                    dirty.insert(domain)
                 }
-                dirty.formUnion(outcome.deferred)
-                if firstDirtyAt == nil { firstDirtyAt = eventLoop.now }
                 failWaiters(upTo: sequence, DefaultsError(.ioError, failures.values.first!.message))
                 arm(at: eventLoop.now + retryDelay)
                 retryDelay = min(retryDelay * 2, WriteBehind.longestRetryDelay)
                 return
             }
             retryDelay = WriteBehind.firstRetryDelay
-            if outcome.deferred.isEmpty {
-                durableSequence = max(durableSequence, sequence)
-                answerWaiters()
-            } else {
+            if !outcome.deferred.isEmpty {
                 // Written at the next flush, once the edit on disk has been read; whoever waits
                 // for this flush waits for that one.
                 logger.debug("domain file edited outside the daemon; writing after reading it", metadata: [
                     "domains": "\(outcome.deferred.sorted().map(\.rawValue).joined(separator: ", "))"])
-                dirty.formUnion(outcome.deferred)
-                if firstDirtyAt == nil { firstDirtyAt = eventLoop.now }
                 arm(at: eventLoop.now + coalesceDelay)
                 return
             }
+            durableSequence = max(durableSequence, sequence)
+            answerWaiters()
             if !dirty.isEmpty {
                 if !waiters.isEmpty { startFlush() } else { arm(at: max(lastWriteAt + coalesceDelay, eventLoop.now)) }
             }

@@ -62,11 +62,8 @@ struct BundleScanner: Sendable {
                 addTree(directory, depth: 0)
                 continue
             }
-            var ancestor = (directory as NSString).deletingLastPathComponent
-            while !ancestor.isEmpty && ancestor != "/" && !FileManager.default.fileExists(atPath: ancestor) {
-                ancestor = (ancestor as NSString).deletingLastPathComponent
-            }
-            if !ancestor.isEmpty && result[ancestor] == nil { result[ancestor] = true }
+            let ancestor = WatchedDirectories.nearestExisting(directory)
+            if result[ancestor] == nil { result[ancestor] = true }
         }
         return result
     }

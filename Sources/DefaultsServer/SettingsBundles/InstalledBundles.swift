@@ -42,14 +42,17 @@ final class InstalledBundles: ChangesetCheck {
     private let notifier: Notifier
     private var task: RepeatedTask?
     private let watcher: DirectoryWatcher
-    /// The watches in place, by directory; `true` for a directory watched only until the
-    /// configured one inside it is created.
-    private var watches: [String: (watch: Int32, isAncestor: Bool)] = [:]
+    /// The bundle directories and, for a configured one that does not exist yet, its nearest
+    /// existing ancestor.
+    private let watched: WatchedDirectories
     private var pollInterval: TimeAmount = .seconds(2)
     private var scanAgain = false
-    private var settleTimer: Scheduled<Void>?
-    /// A copy of a bundle is many files: one scan after the last of them.
-    let settleDelay = TimeAmount.milliseconds(100)
+    /// A copy of a bundle is many files: one scan 100 ms after the first of them.
+    private let settle: SettleTimer
+    /// What a bundle directory is watched for: any file or directory in it changing.
+    private static let treeMask = DirectoryWatcher.fileChanges | UInt32(IN_CREATE | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
+    /// What an ancestor of a missing directory is watched for: a directory appearing in it.
+    private static let ancestorMask = UInt32(IN_CREATE | IN_MOVED_TO | IN_ONLYDIR)
 
     init(
         eventLoop: EventLoop, scannerThread: NIOThreadPool, notifier: Notifier, watcher: DirectoryWatcher,
@@ -58,6 +61,8 @@ final class InstalledBundles: ChangesetCheck {
         self.eventLoop = eventLoop
         self.notifier = notifier
         self.watcher = watcher
+        self.watched = WatchedDirectories(watcher: watcher)
+        self.settle = SettleTimer(eventLoop: eventLoop, delay: .milliseconds(100))
         self.scannerThread = scannerThread
         self.logger = logger
         self.registryPath = configuration.storageDirectory + "/.defaultsd-bundles.plist"
@@ -100,13 +105,9 @@ final class InstalledBundles: ChangesetCheck {
     func stop() {
         task?.cancel()
         task = nil
-        settleTimer?.cancel()
-        for (_, entry) in watches { watcher.unwatch(entry.watch) }
-        watches = [:]
+        settle.cancel()
+        watched.removeAll()
     }
-
-    /// Whether the directories are scanned by a repeated task because a watch could not be added.
-    var isPolling: Bool { task != nil }
 
     func reconfigure(_ configuration: DaemonConfiguration) {
         eventLoop.preconditionInEventLoop()
@@ -245,31 +246,14 @@ final class InstalledBundles: ChangesetCheck {
     /// one); falls back to the repeated scan when one cannot be added.
     private func updateWatches(_ wanted: [String: Bool]) {
         guard task == nil else { return }
-        for (path, entry) in watches where wanted[path] != entry.isAncestor {
-            watcher.unwatch(entry.watch)
-            watches[path] = nil
-        }
-        for (path, isAncestor) in wanted.sorted(by: { $0.key < $1.key }) where watches[path] == nil {
-            // An ancestor only needs to say that a directory appeared in it.
-            let mask = isAncestor
-                ? UInt32(IN_CREATE | IN_MOVED_TO | IN_ONLYDIR)
-                : DirectoryWatcher.fileChanges | UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
-            do {
-                let watch = try watcher.watch(path, mask: mask) { [self] event in noticed(event, isAncestor: isAncestor) }
-                watches[path] = (watch, isAncestor)
-            } catch {
-                // Gone since the scan listed it: the scan its removal starts looks again.
-                if FileManager.default.fileExists(atPath: path) || !watcher.isAvailable {
-                    startPolling(because: "\(error)")
-                    return
-                }
-            }
+        let masks = wanted.mapValues { $0 ? InstalledBundles.ancestorMask : InstalledBundles.treeMask }
+        if let error = watched.update(masks, { [self] event, mask in noticed(event, isAncestor: mask == InstalledBundles.ancestorMask) }) {
+            startPolling(because: "\(error)")
         }
     }
 
     private func startPolling(because reason: String) {
-        for (_, entry) in watches { watcher.unwatch(entry.watch) }
-        watches = [:]
+        watched.removeAll()
         logger.warning("settings bundle directories are scanned every \(pollInterval.nanoseconds / 1_000_000) ms instead of watched",
                        metadata: ["reason": "\(reason)"])
         // The repeated task runs on this same loop; `stop()` cancels it and so ends the reference.
@@ -280,16 +264,9 @@ final class InstalledBundles: ChangesetCheck {
     }
 
     private func noticed(_ event: InotifyEvent, isAncestor: Bool) {
-        if event.endsWatch {
-            for (path, entry) in watches where entry.watch == event.watch { watches[path] = nil }
-        }
         // In an ancestor, only a new directory matters (it may be the configured one).
         if isAncestor && !event.isOverflow && event.mask & UInt32(IN_ISDIR) == 0 { return }
-        guard settleTimer == nil else { return }
-        settleTimer = eventLoop.assumeIsolated().scheduleTask(in: settleDelay) { [self] in
-            settleTimer = nil
-            rescan()
-        }
+        settle.schedule { [self] in rescan() }
     }
 
     private func install(_ domain: DomainName, _ entry: Installed) {

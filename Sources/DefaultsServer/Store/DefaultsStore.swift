@@ -79,8 +79,6 @@ final class DefaultsStore {
         table.index(of: domain).map { table[$0].values }
     }
 
-    func isLoaded(_ domain: DomainName) -> Bool { table.index(of: domain) != nil }
-
     var loadedDomains: [DomainName] { Array(table.states.keys) }
 
     /// Resolves `key` along `list`: the persistent domains from the store (loaded on first use),

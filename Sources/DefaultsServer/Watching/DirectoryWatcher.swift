@@ -18,8 +18,9 @@ import NIOPosix
 final class DirectoryWatcher {
     typealias Handler = (InotifyEvent) -> Void
 
-    /// A file in the directory was written and closed, renamed in or out, or deleted.
-    static let fileChanges = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE)
+    /// A file in the directory was written and closed, renamed in or out, or deleted. A file
+    /// just created is not yet written: its `IN_CLOSE_WRITE` follows.
+    static let fileChanges = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE)
 
     private let eventLoop: EventLoop
     private let logger: Logger

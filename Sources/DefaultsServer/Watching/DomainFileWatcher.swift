@@ -7,7 +7,7 @@ import NIOCore
 /// daemon runs: each becomes one changeset, announced with origin `{"source":"file"}`.
 ///
 /// Owned by the store's event loop. An event names a file; the file is read once it settles
-/// (`settleDelay` after the first event of a burst), compared with memory, and the difference
+/// (`settleDelay`, 5 ms, after the first event of a burst), compared with memory, and the difference
 /// applied through the store like any change (generation +1, `didChange`, the domain written
 /// back in the daemon's format). What the daemon wrote itself, or already read, is a version it
 /// knows (`KnownFileVersions`) and is not read again. A file that does not parse, or that the
@@ -21,17 +21,15 @@ final class DomainFileWatcher {
     private let files: DomainFiles
     private let watcher: DirectoryWatcher
     private let logger: Logger
-    let settleDelay: TimeAmount
+    private let settle: SettleTimer
     private var pending: Set<DomainName> = []
-    private var timer: Scheduled<Void>?
-    private(set) var editsTaken = 0
 
     init(store: DefaultsStore, files: DomainFiles, watcher: DirectoryWatcher, settleDelay: TimeAmount = .milliseconds(5), logger: Logger) {
         self.store = store
         self.files = files
         self.watcher = watcher
-        self.settleDelay = settleDelay
         self.logger = logger
+        self.settle = SettleTimer(eventLoop: store.eventLoop, delay: settleDelay)
     }
 
     /// Starts watching the storage directory; without inotify, edits are read at the next start.
@@ -52,17 +50,12 @@ final class DomainFileWatcher {
             files.versions.isWatched = false
             logger.warning("the storage directory is no longer watched", metadata: ["directory": "\(files.directory)"])
             return
-        } else if let domain = DomainName.fromFileName(event.name), store.isLoaded(domain) {
+        } else if let domain = DomainName.fromFileName(event.name), store.loadedValues(of: domain) != nil {
             pending.insert(domain)
         } else {
             return
         }
-        if timer == nil {
-            timer = store.eventLoop.assumeIsolated().scheduleTask(in: settleDelay) { [self] in
-                timer = nil
-                readPending()
-            }
-        }
+        settle.schedule { [self] in readPending() }
     }
 
     private func readPending() {
@@ -98,7 +91,6 @@ final class DomainFileWatcher {
         do throws(DefaultsError) {
             if !changeset.isEmpty {
                 try store.apply(changeset, origin: .file)
-                editsTaken += 1
                 logger.info("took in a domain file edited outside the daemon", metadata: [
                     "file": "\(path)", "keys": "\(changeset.count)"])
             }

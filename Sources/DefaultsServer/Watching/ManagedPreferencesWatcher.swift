@@ -10,21 +10,22 @@ import NIOCore
 ///
 /// Owned by the store's event loop. The managed directory, `users/` and the user's own
 /// directory are watched with inotify (a missing one through its nearest existing ancestor);
-/// any change reads every managed file again, `settleDelay` after the first event.
+/// any change reads every managed file again, 5 ms after the first event.
 final class ManagedPreferencesWatcher {
     private let store: DefaultsStore
     private let files: ManagedPreferenceFiles
-    private let watcher: DirectoryWatcher
     private let logger: Logger
-    let settleDelay = TimeAmount.milliseconds(5)
-    private var watches: [String: Int32] = [:]
-    private var timer: Scheduled<Void>?
+    private let watched: WatchedDirectories
+    private let settle: SettleTimer
+    /// Files and directories added, changed, removed, or given another owner or mode.
+    private static let mask = DirectoryWatcher.fileChanges | UInt32(IN_CREATE | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
 
     init(store: DefaultsStore, files: ManagedPreferenceFiles, watcher: DirectoryWatcher, logger: Logger) {
         self.store = store
         self.files = files
-        self.watcher = watcher
         self.logger = logger
+        self.watched = WatchedDirectories(watcher: watcher)
+        self.settle = SettleTimer(eventLoop: store.eventLoop, delay: .milliseconds(5))
     }
 
     /// Reads the managed preferences and starts watching them.
@@ -39,40 +40,15 @@ final class ManagedPreferencesWatcher {
     }
 
     private func updateWatches() {
-        var wanted: Set<String> = []
-        for path in [files.directory, files.directory + "/users", files.userDirectory] {
-            var existing = path
-            while !existing.isEmpty, existing != "/", access(existing, F_OK) != 0 {
-                existing = String(existing[..<(existing.lastIndex(of: "/") ?? existing.startIndex)])
-            }
-            if !existing.isEmpty { wanted.insert(existing) }
+        let paths = [files.directory, files.directory + "/users", files.userDirectory].map(WatchedDirectories.nearestExisting)
+        let error = watched.update(Dictionary(paths.map { ($0, Self.mask) }) { first, _ in first }) { [self] _, _ in
+            settle.schedule { [self] in reload() }
         }
-        for (path, watch) in watches where !wanted.contains(path) {
-            watcher.unwatch(watch)
-            watches[path] = nil
-        }
-        for path in wanted.sorted() where watches[path] == nil {
-            do {
-                watches[path] = try watcher.watch(
-                    path, mask: DirectoryWatcher.fileChanges | UInt32(IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
-                ) { [self] event in noticed(event) }
-            } catch {
-                logger.warning("managed preferences are read only at start", metadata: ["error": "\(error)"])
-            }
-        }
-    }
-
-    private func noticed(_ event: InotifyEvent) {
-        if event.endsWatch { watches = watches.filter { $0.value != event.watch } }
-        guard timer == nil else { return }
-        timer = store.eventLoop.assumeIsolated().scheduleTask(in: settleDelay) { [self] in
-            timer = nil
-            reload()
-        }
+        if let error { logger.warning("managed preferences are read only at start", metadata: ["error": "\(error)"]) }
     }
 
     /// Reads every managed file again and announces what changed, domain by domain.
-    func reload() {
+    private func reload() {
         let old = store.managed.forced
         let new = files.load(logger: logger)
         updateWatches()
