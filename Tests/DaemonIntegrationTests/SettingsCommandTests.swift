@@ -12,7 +12,8 @@ import Testing
     static let bridge = "com.example.BridgeControl"
 
     /// A daemon with the Bridge Control fixture and Meshtastic's bundle from the corpus (linked, read in place).
-    func daemon() throws -> (DaemonProcess, String) {
+    /// `managed` is forced on the Bridge Control domain by a managed file in `<root>/managed`.
+    func daemon(managed: [String: PlistValue]? = nil) throws -> (DaemonProcess, String) {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("bundles-\(UUID().uuidString.prefix(8))").path
         for domain in [Self.bridge, Self.meshtastic] {
             try FileManager.default.createDirectory(atPath: root + "/" + domain, withIntermediateDirectories: true)
@@ -23,7 +24,11 @@ import Testing
             withDestinationPath: SharedData.settingsBundles.appendingPathComponent("meshtastic__Meshtastic-Apple/Settings.bundle").path)
         let config = root + "/defaultsd.json"
         try #"{ "settingsBundleDirectories": ["\#(root)"] }"#.write(toFile: config, atomically: true, encoding: .utf8)
-        return (try DaemonProcess(arguments: ["--config", config]), root)
+        try FileManager.default.createDirectory(atPath: root + "/managed", withIntermediateDirectories: true)
+        if let managed {
+            try PropertyListFile.encode(managed, format: .xml).write(to: URL(fileURLWithPath: root + "/managed/\(Self.bridge).plist"))
+        }
+        return (try DaemonProcess(arguments: ["--config", config, "--managed-dir", root + "/managed"]), root)
     }
 
     func defaults(_ daemon: DaemonProcess, _ arguments: String...) throws -> DefaultsCommandTests.Result {
@@ -113,5 +118,34 @@ import Testing
         let notASwitchWord = try defaults(daemon, "settings", Self.bridge, "set", "warp", "maybe")
         #expect(notASwitchWord.status == 1)
         #expect(notASwitchWord.message == "warp is a switch: give on or off (also yes/no, true/false)\n")
+    }
+
+    @Test(.enabled(if: getuid() == 0, "trusted managed files must belong to root"))
+    func aForcedSettingIsShownLockedAndCannotBeSet() throws {
+        let (daemon, root) = try daemon(managed: ["warpFactor": .integer(9)])
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let client = try daemon.connect()
+        try client.request(#"{"op":"set","domain":"\#(Self.bridge)","key":"rank","value":"Ensign"}"#)
+        let pane = try JSONParser.parse(try client.request(#"{"op":"describeBundle","domain":"\#(Self.bridge)"}"#))["pane"]!
+        var rows: [JSON] = []
+        func collect(_ json: JSON) {
+            if case .array(let elements) = json { elements.forEach(collect) }
+            if case .object(let members) = json {
+                if json["key"] == .string("warpFactor") { rows.append(json) }
+                members.forEach { collect($0.value) }
+            }
+        }
+        collect(pane)
+        #expect(rows.count == 1)
+        #expect(rows.first?["value"] == .integer(9))
+        #expect(rows.first?["source"] == .string("managed"))
+        #expect(rows.first?["origin"] == .string(Self.bridge))
+        #expect(rows.first?["locked"] == .bool(true))
+        #expect(try defaults(daemon, "settings", Self.bridge).out.contains("set by your administrator"))
+
+        let refused = try defaults(daemon, "settings", Self.bridge, "set", "warpFactor", "5")
+        #expect(refused.status == 1)
+        #expect(refused.message == "warpFactor of \(Self.bridge) is set by your administrator and cannot be changed\n")
+        #expect(try client.request(#"{"op":"get","domain":"\#(Self.bridge)","key":"warpFactor"}"#) == #"{"ok":true,"value":null,"generation":1}"#)
     }
 }

@@ -104,6 +104,27 @@ import Testing
         #expect(throws: DefaultsError.self) { try PaneDescription(json: .object(["sections": .string("none")])) }
     }
 
+    @Test func aForcedRowIsLockedInItsJSONAndRefusedByName() throws {
+        let (bundle, _) = try Self.pane()
+        let pane = try #require(try bundle.load().describe { key, _ in
+            key == "speed" ? StoredValue(.real(9), origin: "com.example.bridge", isForced: true) : nil
+        })
+        var writer = JSONWriter()
+        pane.writeJSON(into: &writer)
+        let json = String(decoding: writer.bytes, as: UTF8.self)
+        #expect(json.contains(#""value":9.0,"masked":false,"source":"managed","origin":"com.example.bridge","locked":true"#))
+        let read = try PaneDescription(json: JSONParser.parse(json))
+        #expect(read.allRows.first { $0.key == "speed" }?.value == CurrentValue(value: .real(9), source: .managed(origin: "com.example.bridge")))
+        #expect(read.allRows.first { $0.key == "warp" }?.value?.isLocked == false)
+        do {
+            _ = try read.editableRow(named: "speed")
+            Issue.record("a forced row was editable")
+        } catch {
+            #expect(error.description == "speed of com.example.bridge is set by your administrator and cannot be changed")
+        }
+        #expect(read.renderedText().contains("9 (1–10) (set by your administrator)"))
+    }
+
     @Test func keysAndChoicesAreShownOnRequest() throws {
         let (_, pane) = try Self.pane()
         // The style is applied to each key, not to padding (a terminal's escapes take no columns,

@@ -235,8 +235,10 @@ struct RequestDispatcher {
         for suite in [domain] + bundle.specifiers.compactMap(\.suite) where stored[suite] == nil {
             stored[suite] = try store.values(of: suite)
         }
+        let forced = store.managed.forced
         let lookup: ValueLookup = { key, suite in
             let owner = suite ?? domain
+            if let value = forced[owner]?[key] { return StoredValue(value, origin: owner.rawValue, isForced: true) }
             return stored[owner]?[key].map { StoredValue($0, origin: owner.rawValue) }
         }
         let pane: PaneDescription?

@@ -63,7 +63,8 @@ extension SettingsBundle {
         if specifier.storesValue, let key = specifier.key {
             // A specifier whose suite is not a valid domain is never looked up (in the app's domain least of all).
             if specifier.hasUsableDomain, let stored = lookup(key, specifier.suite) {
-                value = CurrentValue(value: stored.value, source: .stored(origin: stored.origin))
+                value = CurrentValue(
+                    value: stored.value, source: stored.isForced ? .managed(origin: stored.origin) : .stored(origin: stored.origin))
             } else if let fallback = specifier.defaultValue {
                 value = CurrentValue(value: fallback, source: .bundleDefault)
             } else {

@@ -41,6 +41,7 @@ extension PaneDescription {
             w.key("source")
             switch current.source {
             case .stored(let origin): w.string("stored"); w.key("origin"); w.string(origin)
+            case .managed(let origin): w.string("managed"); w.key("origin"); w.string(origin); w.key("locked"); w.bool(true)
             case .bundleDefault: w.string("bundleDefault")
             case .unset: w.string("unset")
             }
@@ -117,6 +118,7 @@ extension PaneDescription {
             let stored = try row.value("value")
             switch source {
             case "stored": value = CurrentValue(value: stored, source: .stored(origin: try row.string("origin") ?? ""))
+            case "managed": value = CurrentValue(value: stored, source: .managed(origin: try row.string("origin") ?? ""))
             case "bundleDefault": value = CurrentValue(value: stored, source: .bundleDefault)
             default: value = CurrentValue(value: stored, source: .unset)
             }

@@ -114,6 +114,8 @@ public struct CurrentValue: Sendable, Hashable {
     public enum Source: Sendable, Hashable {
         /// The lookup found it; `origin` is what the lookup said (a domain name, typically).
         case stored(origin: String)
+        /// Forced by the administrator's managed preferences of `origin`: shown, never editable.
+        case managed(origin: String)
         /// Not stored; the specifier's `DefaultValue`.
         case bundleDefault
         /// Neither stored nor defaulted.
@@ -126,6 +128,9 @@ public struct CurrentValue: Sendable, Hashable {
     /// True for a secure text field: the value is withheld and shown as `••••`.
     public var isMasked: Bool
 
+    /// True when the administrator forces the value: the row cannot be changed.
+    public var isLocked: Bool { if case .managed = source { true } else { false } }
+
     public init(value: PlistValue?, source: Source, isMasked: Bool = false) {
         self.value = value
         self.source = source
@@ -137,10 +142,13 @@ public struct CurrentValue: Sendable, Hashable {
 public struct StoredValue: Sendable, Hashable {
     public var value: PlistValue
     public var origin: String
+    /// True when the value is forced by the administrator's managed preferences.
+    public var isForced: Bool
 
-    public init(_ value: PlistValue, origin: String) {
+    public init(_ value: PlistValue, origin: String, isForced: Bool = false) {
         self.value = value
         self.origin = origin
+        self.isForced = isForced
     }
 
     /// A lookup in fixed dictionaries: `app` for the app's own domain (reported as `origin`),

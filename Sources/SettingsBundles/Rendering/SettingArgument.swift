@@ -19,19 +19,25 @@ extension PaneDescription {
     /// The row a person means by `name`: the row whose key it is, else the row whose title it is
     /// (ignoring case) when no other key has that title. Only rows Settings lets a person edit
     /// qualify (text fields, switches, sliders, multi-values, radio groups).
+    /// A row the administrator forces is found but refused.
     public func editableRow(named name: String) throws(SettingArgumentError) -> Row {
         let rows = allRows.filter { $0.key != nil }
         if let row = rows.first(where: { $0.key == name }) {
             guard row.isEditable else { throw .notEditable(key: name, type: row.type ?? "specifier") }
-            return row
+            return try Self.unlocked(row)
         }
         let titled = rows.filter { $0.isEditable && $0.title?.caseInsensitiveCompare(name) == .orderedSame }
         let keys = Set(titled.compactMap(\.key))
-        if keys.count == 1, let row = titled.first { return row }
+        if keys.count == 1, let row = titled.first { return try Self.unlocked(row) }
         if keys.count > 1 { throw .ambiguous(name: name, keys: keys.sorted()) }
         throw .unknown(
             name: name,
             settings: rows.filter(\.isEditable).map { row in (key: row.key ?? "", title: row.title) }.uniqued(by: \.key))
+    }
+
+    private static func unlocked(_ row: Row) throws(SettingArgumentError) -> Row {
+        if case .managed(let domain)? = row.value?.source { throw .locked(key: row.key ?? "", domain: domain) }
+        return row
     }
 }
 
@@ -89,6 +95,8 @@ public enum SettingArgumentError: Error, Sendable, CustomStringConvertible {
     case ambiguous(name: String, keys: [String])
     /// The row shows a value but Settings does not let a person change it.
     case notEditable(key: String, type: String)
+    /// The administrator's managed preferences force the row's value.
+    case locked(key: String, domain: String)
     case invalid(String)
 
     public var description: String {
@@ -100,6 +108,8 @@ public enum SettingArgumentError: Error, Sendable, CustomStringConvertible {
             return "\"\(name)\" is the title of several settings (\(keys.joined(separator: ", "))); name one by its key"
         case .notEditable(let key, let type):
             return "\(key) is shown by Settings but cannot be changed there (\(type))"
+        case .locked(let key, let domain):
+            return "\(key) of \(domain) is set by your administrator and cannot be changed"
         case .invalid(let message):
             return message
         }

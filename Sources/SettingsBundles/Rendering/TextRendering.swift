@@ -67,7 +67,9 @@ extension PaneDescription {
                         lines += choices.map { "      " + ($0.isSelected ? "✓ " : "  ") + $0.title + Self.choiceValue($0, options) }
                     }
                 default:
-                    lines.append(line(row.title, row.key, row.displayValue))
+                    // As the Settings app says of a locked row.
+                    let value = row.value?.isLocked == true ? row.displayValue + " (set by your administrator)" : row.displayValue
+                    lines.append(line(row.title, row.key, value))
                 }
             }
             if let footer {
