@@ -43,7 +43,9 @@ public final class DefaultsDaemon: Sendable {
         self.writer = NIOThreadPool(numberOfThreads: 1)
         self.scanner = NIOThreadPool(numberOfThreads: 1)
         let loop = group.next()
-        let files = DomainFiles(directory: configuration.storageDirectory, format: configuration.fileFormat)
+        let files = DomainFiles(
+            directory: configuration.storageDirectory, format: configuration.fileFormat,
+            machineID: MachineID.read(path: configuration.machineIDFile))
         self.files = files
         let notifier = Notifier(eventLoop: loop)
         let watcher = DirectoryWatcher(eventLoop: loop, logger: logger)
@@ -83,6 +85,10 @@ public final class DefaultsDaemon: Sendable {
         writer.start()
         scanner.start()
         try files.prepare()
+        if files.machineID == nil {
+            logger.warning("by-host domains read as empty and cannot be written: this machine has no id", metadata: [
+                "file": "\(configuration.machineIDFile)"])
+        }
         let leftovers = files.removeTemporaryFiles()
         if !leftovers.isEmpty {
             logger.notice("removed temporary files left by an earlier run", metadata: ["files": "\(leftovers.joined(separator: ", "))"])

@@ -50,21 +50,25 @@ public final class DaemonClient {
 
     /// The values of a domain (empty when it does not exist).
     public func values(of domain: DomainName) throws -> [String: PlistValue] {
-        let answer = try call("get") { $0.key("domain"); $0.string(domain.rawValue) }
+        let answer = try call("get") { $0.domain(domain) }
         guard let json = answer["value"], case .dictionary(let values) = try WireValue.decode(json) else { return [:] }
         return values
     }
 
     /// One value, or nil.
     public func value(of domain: DomainName, key: String) throws -> PlistValue? {
-        let answer = try call("get") { $0.key("domain"); $0.string(domain.rawValue); $0.key("key"); $0.string(key) }
+        let answer = try call("get") { $0.domain(domain); $0.key("key"); $0.string(key) }
         guard let json = answer["value"], json != .null else { return nil }
         return try WireValue.decode(json)
     }
 
-    public func domains() throws -> [DomainName] {
-        guard case .array(let names)? = try call("domains")["domains"] else { return [] }
-        return names.compactMap { if case .string(let s) = $0 { try? DomainName(s) } else { nil } }
+    /// The domains that hold values, of the variant `host` names.
+    public func domains(host: DomainName.Host = .any) throws -> [DomainName] {
+        let answer = try call("domains") { w in
+            if host == .current { w.key("host"); w.string(DomainName.Host.currentWireValue) }
+        }
+        guard case .array(let names)? = answer["domains"] else { return [] }
+        return names.compactMap { if case .string(let s) = $0 { try? DomainName(s, host: host) } else { nil } }
     }
 
     /// Reads the next event line (for `watch`); nil when the daemon closed the connection.

@@ -23,9 +23,15 @@ public enum DefaultsTool {
                 options.socketPath = arguments[index + 1]
                 index += 1
             case "-currentHost" where words.isEmpty:
-                break  // one host per user's daemon on Linux: the by-host scope is the same store
+                options.host = .current
             case "-host" where words.isEmpty:
                 guard index + 1 < arguments.count else { return usage(console) }
+                let name = arguments[index + 1]
+                guard Options.namesThisMachine(name) else {
+                    console.log("-host \(name) names another machine; defaultsd serves only the one it runs on (\(Options.hostName)). Use -currentHost for this machine's by-host domains, or run defaults on \(name).")
+                    return 1
+                }
+                options.host = .current
                 index += 1
             default: words.append(argument)
             }
@@ -66,6 +72,22 @@ public enum DefaultsTool {
     struct Options {
         var json = false
         var socketPath: String
+        /// `-currentHost` (or `-host` with this machine's name): the by-host variant of each domain named.
+        var host = DomainName.Host.any
+
+        /// This machine's host name.
+        static var hostName: String {
+            var buffer = [CChar](repeating: 0, count: 256)
+            guard gethostname(&buffer, buffer.count) == 0 else { return "localhost" }
+            return String(cString: buffer)
+        }
+
+        /// Whether `name` is this machine: its host name, or that name's first label, in any case.
+        static func namesThisMachine(_ name: String) -> Bool {
+            let full = hostName.lowercased()
+            let short = full.split(separator: ".").first.map(String.init) ?? full
+            return [full, short, "localhost"].contains(name.lowercased())
+        }
 
         init(environment: [String: String]) {
             socketPath = DefaultPaths.clientSocketPath(environment: environment, uid: getuid())

@@ -8,19 +8,20 @@ public struct DomainArgument: Equatable, Sendable {
     /// As the "domain/default pair" and "not found" errors show it: `kCFPreferencesAnyApplication`.
     public let rawName: String
 
-    public var isGlobal: Bool { domain == .global }
+    public var isGlobal: Bool { domain.anyHost == .global }
 
     /// `-g`, `-globalDomain`, `NSGlobalDomain` and `Apple Global Domain` name the global domain.
     public static let globalSpellings: Set<String> = ["-g", "-globalDomain", "NSGlobalDomain", "Apple Global Domain"]
 
-    public init(_ text: String) throws(ToolError) {
+    /// The domain `text` names, of the variant `host` names (`-currentHost`).
+    public init(_ text: String, host: DomainName.Host = .any) throws(ToolError) {
         if DomainArgument.globalSpellings.contains(text) {
-            self.init(domain: .global)
+            self.init(domain: host == .current ? DomainName.global.currentHost : .global)
             return
         }
         let domain: DomainName
         do throws(DefaultsError) {
-            domain = try DomainName(text)
+            domain = try DomainName(text, host: host)
         } catch {
             throw ToolError.failure("Domain \(text) is not a valid domain name: \(error.message)")
         }
@@ -29,7 +30,8 @@ public struct DomainArgument: Equatable, Sendable {
 
     public init(domain: DomainName) {
         self.domain = domain
-        displayName = domain == .global ? "Apple Global Domain" : domain.rawValue
-        rawName = domain == .global ? "kCFPreferencesAnyApplication" : domain.rawValue
+        let isGlobal = domain.anyHost == .global
+        displayName = isGlobal ? "Apple Global Domain" : domain.rawValue
+        rawName = isGlobal ? "kCFPreferencesAnyApplication" : domain.rawValue
     }
 }

@@ -52,6 +52,8 @@ public enum Usage {
 
         defaultsd additions:
 
+          read-effective <domain> [<key>]      shows each key's effective value and its layer
+                                               (managed, current host, user, bundle default)
           watch [<domain> ...]                 prints every change as it happens (Ctrl-C to stop)
           sync                                 waits until every change is on disk
           settings                             lists the installed Settings bundles

@@ -55,6 +55,9 @@ struct DefaultsdCommand: AsyncParsableCommand {
     @Option(name: .customLong("managed-dir"), help: "The administrator's managed (forced) preferences.")
     var managedPreferencesDirectory: String?
 
+    @Option(name: .customLong("machine-id-file"), help: "The file holding this machine's id (by-host domains).")
+    var machineIDFile: String?
+
     /// Command-line values, applied over the configuration file through the same checks.
     var overrides: [(flag: String, key: String, value: ConfigurationValue)] {
         var result: [(flag: String, key: String, value: ConfigurationValue)] = []
@@ -69,6 +72,7 @@ struct DefaultsdCommand: AsyncParsableCommand {
         if let managedPreferencesDirectory {
             result.append(("--managed-dir", "managedPreferencesDirectory", .string(managedPreferencesDirectory)))
         }
+        if let machineIDFile { result.append(("--machine-id-file", "machineIDFile", .string(machineIDFile))) }
         return result
     }
 

@@ -242,7 +242,7 @@ import Testing
         #expect(lines.contains(#"storageDirectory               = "/home/picard/.config/defaultsd"  # default ($XDG_CONFIG_HOME)"#))
         #expect(lines.contains(#"fileFormat                     = "binary"  # \#(config)"#))
         #expect(lines.contains("coalesceMilliseconds           = 7  # --coalesce-ms"))
-        #expect(lines.count == 14)  // the header and the 13 keys
+        #expect(lines.count == 15)  // the header and the 14 keys
     }
 
     @Test func journaldLinesCarryTheirPriority() throws {

@@ -10,9 +10,10 @@ public enum SearchOrderCases {
 
     public static let list = SearchList(appDomain: app, suites: [suite, other])
 
-    /// What the user stored in each persistent domain.
+    /// What the user stored in each persistent domain and in this machine's by-host variants.
     public static let stored: [DomainName: [String: PlistValue]] = [
         app: ["a": 1], suite: ["a": 2, "b": 2], other: ["b": 3, "c": 3], .global: ["c": 4, "d": 4],
+        app.currentHost: ["j": 6], suite.currentHost: ["b": 7], DomainName.global.currentHost: ["a": 8, "d": 8, "k": 8],
     ]
     /// The Settings bundle layer of each domain (the global domain's is never consulted).
     public static let bundleDefaults: [DomainName: [String: PlistValue]] = [
@@ -22,8 +23,10 @@ public enum SearchOrderCases {
 
     /// Key → the value and layer the search list resolves it to (nil: no layer has it).
     public static let expected: [(key: String, value: PlistValue?, layer: SearchList.Layer?)] = [
-        ("a", 1, .persistent(app)), ("b", 2, .persistent(suite)), ("c", 3, .persistent(other)),
-        ("d", 4, .persistent(.global)), ("e", 10, .bundle(app)), ("f", 20, .bundle(suite)),
-        ("h", 0, .registration), ("i", 5, .registration), ("z", nil, nil),
+        // A domain's by-host variant comes just before it, not before the domains ahead of it.
+        ("a", 1, .persistent(app)), ("b", 7, .persistent(suite.currentHost)), ("c", 3, .persistent(other)),
+        ("d", 8, .persistent(DomainName.global.currentHost)), ("e", 10, .bundle(app)), ("f", 20, .bundle(suite)),
+        ("h", 0, .registration), ("i", 5, .registration), ("j", 6, .persistent(app.currentHost)),
+        ("k", 8, .persistent(DomainName.global.currentHost)), ("z", nil, nil),
     ]
 }

@@ -22,6 +22,6 @@ import Testing
         withArguments.searchesArguments = true
         let arguments = ViewRecord(view: DefaultsView(), searchList: withArguments, volatile: [ArgumentDomain.name: ["a": 99]])
         #expect(state.resolve(arguments, "a")?.value == 99)
-        #expect(state.resolve(arguments, "b")?.value == 2)
+        #expect(state.resolve(arguments, "b")?.value == 7)
     }
 }

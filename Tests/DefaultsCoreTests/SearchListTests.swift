@@ -14,14 +14,19 @@ import Testing
         #expect(
             SearchOrderCases.list.layers == [
                 .managed(app), .managed(suite), .managed(other), .managed(.global),
-                .persistent(app), .persistent(suite), .persistent(other), .persistent(.global),
+                .persistent(app.currentHost), .persistent(app), .persistent(suite.currentHost), .persistent(suite),
+                .persistent(other.currentHost), .persistent(other), .persistent(DomainName.global.currentHost), .persistent(.global),
                 .bundle(app), .bundle(suite), .bundle(other), .registration,
             ])
-        #expect(SearchList(appDomain: app, searchesArguments: true).layers
-            == [.managed(app), .managed(.global), .argument, .persistent(app), .persistent(.global), .bundle(app), .registration])
-        #expect(SearchList(appDomain: nil).layers == [.managed(.global), .persistent(.global), .registration])
+        #expect(SearchList(appDomain: app, searchesArguments: true).layers == [
+            .managed(app), .managed(.global), .argument, .persistent(app.currentHost), .persistent(app),
+            .persistent(DomainName.global.currentHost), .persistent(.global), .bundle(app), .registration,
+        ])
+        #expect(SearchList(appDomain: nil).layers
+            == [.managed(.global), .persistent(DomainName.global.currentHost), .persistent(.global), .registration])
         // Each domain is consulted once, where it first appears.
         #expect(SearchList(appDomain: app, suites: [app, .global, suite]).persistentDomains == [app, .global, suite])
+        #expect(SearchList(appDomain: app).storedDomains == [app.currentHost, app, DomainName.global.currentHost, .global])
     }
 
     @Test func suitesAreAddedBeforeTheGlobalDomainAndNeverTwice() {

@@ -13,15 +13,18 @@ final class StoreFixture {
     let directory: String
     let store: DefaultsStore
 
-    init(maximumDomainBytes: Int = 4 << 20, coalesce: TimeAmount = .milliseconds(20)) {
+    /// The machine id that names the fixture's by-host files.
+    static let machineID = "0123456789abcdef0123456789abcdef"
+
+    init(maximumDomainBytes: Int = 4 << 20, coalesce: TimeAmount = .milliseconds(20), machineID: String? = StoreFixture.machineID) {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString)").path
         var configuration = DaemonConfiguration(socketPath: directory + "/socket", storageDirectory: directory)
         configuration.maximumDomainBytes = maximumDomainBytes
         configuration.coalesceDelay = coalesce
         writer.start()
-        try! DomainFiles(directory: directory, format: .xml).prepare()
+        let files = DomainFiles(directory: directory, format: .xml, machineID: machineID)
+        try! files.prepare()
         let loop = group.next()
-        let files = DomainFiles(directory: directory, format: .xml)
         let table = DomainTable(eventLoop: loop, files: files)
         let logger = Logger(label: "test")
         store = DefaultsStore(

@@ -147,11 +147,15 @@ final class ConnectionDriver: @unchecked Sendable {
     }
 
     private func sendLoads(_ list: [DomainName], on channel: Channel) {
-        send(Requests.subscribe(list), expecting: .subscribe, on: channel)
+        for host in [DomainName.Host.any, .current] {
+            let domains = list.filter { $0.host == host }
+            if !domains.isEmpty { send(Requests.subscribe(domains, host: host), expecting: .subscribe, on: channel) }
+        }
         for domain in list {
             // Before the `get`: answers come in order, so the bundle layer is in the cache by the
-            // time the domain counts as loaded and first reads are answered.
-            if domain != .global {
+            // time the domain counts as loaded and first reads are answered. A domain's bundle
+            // layer belongs to the variant every host sees.
+            if domain != .global, !domain.isCurrentHost {
                 send(Requests.bundleDefaults(domain), expecting: .bundleDefaults(domain, origin: .resynchronized), on: channel)
             }
             awaitingGet.insert(domain)
@@ -362,7 +366,8 @@ final class ConnectionDriver: @unchecked Sendable {
 
     private func handleEvent(_ json: JSON, on channel: Channel) {
         guard json["event"] == .string("didChange"),
-            case .string(let name)? = json["domain"], let domain = try? DomainName(name),
+            case .string(let name)? = json["domain"], let host = DomainName.Host(wire: json["host"]),
+            let domain = try? DomainName(name, host: host),
             case .integer(let generation)? = json["generation"],
             case .object(let members)? = json["changes"]
         else { return }

@@ -11,19 +11,21 @@ enum Requests {
         }
     }
 
-    static func subscribe(_ domains: [DomainName]) -> [UInt8] {
+    /// Subscribes to `domains`, all of the variant `host` names (one `host` per request).
+    static func subscribe(_ domains: [DomainName], host: DomainName.Host) -> [UInt8] {
         line { writer in
             writer.key("op"); writer.string("subscribe")
             writer.key("domains"); writer.beginArray()
             for domain in domains { writer.string(domain.rawValue) }
             writer.endArray()
+            if host == .current { writer.key("host"); writer.string(DomainName.Host.currentWireValue) }
         }
     }
 
     static func get(_ domain: DomainName) -> [UInt8] {
         line { writer in
             writer.key("op"); writer.string("get")
-            writer.key("domain"); writer.string(domain.rawValue)
+            writer.domain(domain)
         }
     }
 
@@ -31,7 +33,7 @@ enum Requests {
     static func bundleDefaults(_ domain: DomainName) -> [UInt8] {
         line { writer in
             writer.key("op"); writer.string("bundleDefaults")
-            writer.key("domain"); writer.string(domain.rawValue)
+            writer.domain(domain)
         }
     }
 
@@ -45,22 +47,22 @@ enum Requests {
             case .changes(let changes) where changes.count == 1:
                 let (key, value) = changes.onlyChange!
                 writer.key("op"); writer.string(value == nil ? "remove" : "set")
-                writer.key("domain"); writer.string(domain.rawValue)
+                writer.domain(domain)
                 writer.key("key"); writer.string(key)
                 if let value { writer.key("value"); writer.value(value) }
             case .changes(let changes):
                 writer.key("op"); writer.string("apply")
-                writer.key("domain"); writer.string(domain.rawValue)
+                writer.domain(domain)
                 writer.key("set"); writer.dictionary(changes.changes.compactMapValues { $0 })
                 writer.key("remove"); writer.beginArray()
                 for key in changes.compactMap({ $0.value == nil ? $0.key : nil }).sorted() { writer.string(key) }
                 writer.endArray()
             case .replace(let values) where values.isEmpty:
                 writer.key("op"); writer.string("deleteDomain")
-                writer.key("domain"); writer.string(domain.rawValue)
+                writer.domain(domain)
             case .replace(let values):
                 writer.key("op"); writer.string("replaceDomain")
-                writer.key("domain"); writer.string(domain.rawValue)
+                writer.domain(domain)
                 writer.key("values"); writer.dictionary(values)
             }
         }

@@ -114,7 +114,7 @@ extension CacheState {
 
     mutating func addView(_ record: ViewRecord) -> [Delivery] {
         views[ObjectIdentifier(record.view)] = record
-        for domain in record.searchList.persistentDomains { requestLoad(domain) }
+        for domain in record.searchList.storedDomains { requestLoad(domain) }
         return rebuild(ObjectIdentifier(record.view)).map { [$0] } ?? []
     }
 
@@ -135,7 +135,7 @@ extension CacheState {
             resolved[key] = found.value
             if found.isForced { forced.insert(key) }
         }
-        let ready = record.searchList.persistentDomains.allSatisfy { domains[$0]?.loaded == true || domains[$0]?.servedBeforeLoad == true }
+        let ready = record.searchList.storedDomains.allSatisfy { domains[$0]?.loaded == true || domains[$0]?.servedBeforeLoad == true }
         var values: [String: PlistValue?] = [:]
         record.view.snapshot.withLock { snapshot in
             for (key, value) in resolved where snapshot.resolved[key] != value { values[key] = .some(value) }
@@ -324,7 +324,7 @@ extension CacheState {
         }
         let deliveries = propagate(changed, of: domain, origin: origin, announce: announce)
         for record in views.values where record.includes(domain) {
-            let ready = record.searchList.persistentDomains.allSatisfy { domains[$0]?.loaded == true }
+            let ready = record.searchList.storedDomains.allSatisfy { domains[$0]?.loaded == true }
             if ready { record.view.snapshot.withLock { $0.ready = true } }
         }
         var tickets: [Ticket] = []
@@ -368,7 +368,7 @@ extension CacheState {
     /// and notify once the domains arrive.
     mutating func giveUpWaiting(for view: DefaultsView) {
         guard let record = views[ObjectIdentifier(view)] else { return }
-        for domain in record.searchList.persistentDomains where domains[domain]?.loaded != true {
+        for domain in record.searchList.storedDomains where domains[domain]?.loaded != true {
             domains[domain]?.servedBeforeLoad = true
         }
         view.snapshot.withLock { $0.ready = true }

@@ -76,7 +76,7 @@ final class Engine: Sendable {
             let id = ObjectIdentifier(view)
             guard state.views[id] != nil else { return ((), []) }
             change(&state.views[id]!.searchList)
-            for domain in state.views[id]!.searchList.persistentDomains { state.requestLoad(domain) }
+            for domain in state.views[id]!.searchList.storedDomains { state.requestLoad(domain) }
             return ((), state.rebuild(id).map { [$0] } ?? [])
         }
     }
@@ -109,7 +109,7 @@ final class Engine: Sendable {
         let eventLoop = self.eventLoop
         return perform { state in
             guard let record = state.views[ObjectIdentifier(view)] else { return (nil, []) }
-            let missing = record.searchList.persistentDomains.filter { !state.isAvailable($0) }
+            let missing = record.searchList.storedDomains.filter { !state.isAvailable($0) }
             guard !missing.isEmpty else {
                 view.snapshot.withLock { $0.ready = true }
                 return (nil, [])

@@ -5,6 +5,7 @@
 ///    administrator forces wins over everything,
 /// 2. `NSArgumentDomain` (a client's command-line `-key value` pairs; the daemon has none),
 /// 3. the persistent domains, each once: the app domain, its suites in order, `NSGlobalDomain`,
+///    each one's current-host (by-host) variant just before the variant every host sees,
 /// 4. the Settings bundle defaults of those persistent domains, `NSGlobalDomain` excepted,
 /// 5. the registration domain.
 ///
@@ -25,7 +26,8 @@ public struct SearchList: Sendable, Hashable {
         case bundle(DomainName)
         case registration
 
-        /// The domain `lookup` names: the domain, `NSArgumentDomain` or `NSRegistrationDomain`.
+        /// The domain `lookup` names: the domain, `NSArgumentDomain` or `NSRegistrationDomain`
+    /// (a by-host domain's answer adds `"host":"current"`).
         public var name: String {
             switch self {
             case .argument: "NSArgumentDomain"
@@ -60,8 +62,13 @@ public struct SearchList: Sendable, Hashable {
         layers = computeLayers()
     }
 
-    /// The persistent domains, in order, without duplicates.
-    public var persistentDomains: [DomainName] {
+    /// The persistent domains, in order, without duplicates: the app domain, the suites,
+    /// `NSGlobalDomain`, as every host sees them.
+    public var persistentDomains: [DomainName] { storedDomains.filter { !$0.isCurrentHost } }
+
+    /// Every domain a persistent layer reads, by-host variants included, in order: what a
+    /// client loads to resolve along the list.
+    public var storedDomains: [DomainName] {
         layers.compactMap { if case .persistent(let domain) = $0 { domain } else { nil } }
     }
 
@@ -98,7 +105,8 @@ public struct SearchList: Sendable, Hashable {
     private func computeLayers() -> [Layer] {
         var seen: Set<DomainName> = []
         let persistent = ([appDomain].compactMap { $0 } + suites + [.global]).filter { seen.insert($0).inserted }
-        return persistent.map(Layer.managed) + (searchesArguments ? [.argument] : []) + persistent.map(Layer.persistent)
+        return persistent.map(Layer.managed) + (searchesArguments ? [.argument] : [])
+            + persistent.flatMap { [Layer.persistent($0.currentHost), .persistent($0)] }
             + persistent.filter { $0 != .global }.map(Layer.bundle) + [.registration]
     }
 }

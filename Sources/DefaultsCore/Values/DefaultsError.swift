@@ -23,6 +23,8 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
         case tooLarge = "too_large"
         /// The write would change a key the administrator's managed preferences force; nothing changed.
         case forced = "forced"
+        /// A by-host domain cannot be written: the machine has no id (`/etc/machine-id`) to name its files.
+        case noMachineID = "no_machine_id"
         /// Text given to `import` is not a property list holding a dictionary.
         case invalidPlist = "invalid_plist"
         /// The peer is another user.

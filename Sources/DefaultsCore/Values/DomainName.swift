@@ -1,36 +1,62 @@
-/// A validated defaults domain name such as `com.example.app` or `NSGlobalDomain`.
+/// A validated defaults domain name such as `com.example.app` or `NSGlobalDomain`, and which
+/// host's variant of it is meant: the domain every machine sharing the home directory sees, or
+/// this machine's own (a by-host domain, `-currentHost` on macOS).
 ///
 /// Names are 1–255 bytes of `[A-Za-z0-9._-]`, do not start with `.` and never contain `..`,
 /// so a name can never leave the storage directory when it becomes a file name.
 ///
 /// ```swift
 /// let domain = try DomainName("com.example.bridge")
-/// domain.fileName // "com.example.bridge.plist"
+/// domain.fileName                                   // "com.example.bridge.plist"
+/// domain.currentHost.byHostFileName(machineID: id)  // "com.example.bridge.<id>.plist", in ByHost/
 /// ```
 public struct DomainName: Sendable, Hashable, Comparable, CustomStringConvertible {
     public let rawValue: String
+    /// Which host's variant of the domain this is.
+    public let host: Host
+
+    /// The variants of a domain: one for any host, one per machine.
+    public enum Host: Sendable, Hashable {
+        /// The domain as every machine sees it (`<domain>.plist`).
+        case any
+        /// This machine's variant (`ByHost/<domain>.<machine id>.plist`), searched before `any`.
+        case current
+    }
 
     /// The domain every application sees, stored as `.GlobalPreferences.plist` as on macOS.
     public static let global = DomainName(unchecked: "NSGlobalDomain")
     /// Names of volatile domains that are never stored.
     public static let volatileNames: Set<String> = ["NSRegistrationDomain", "NSArgumentDomain"]
+    /// The folder of the storage directory that holds by-host domains, as on macOS.
+    public static let byHostFolder = "ByHost"
 
-    public init(_ name: String) throws(DefaultsError) {
+    public init(_ name: String, host: Host = .any) throws(DefaultsError) {
         guard let problem = DomainName.problem(with: name) else {
             self.rawValue = name
+            self.host = host
             return
         }
         throw DefaultsError(.invalidDomain, "invalid domain name \(DomainName.quoted(name)): \(problem)")
     }
 
-    init(unchecked name: String) {
+    init(unchecked name: String, host: Host = .any) {
         self.rawValue = name
+        self.host = host
     }
 
-    /// The file that holds this domain inside the storage directory.
-    public var fileName: String {
-        self == .global ? ".GlobalPreferences.plist" : rawValue + ".plist"
-    }
+    /// This machine's variant of the domain.
+    public var currentHost: DomainName { DomainName(unchecked: rawValue, host: .current) }
+    /// The variant every machine sees.
+    public var anyHost: DomainName { DomainName(unchecked: rawValue, host: .any) }
+    public var isCurrentHost: Bool { host == .current }
+
+    /// The file that holds the any-host variant inside the storage directory.
+    public var fileName: String { baseName + ".plist" }
+
+    /// The file that holds this machine's variant inside the storage directory's `ByHost` folder.
+    public func byHostFileName(machineID: String) -> String { baseName + "." + machineID + ".plist" }
+
+    private var baseName: String { anyHost == .global ? ".GlobalPreferences" : rawValue }
 
     /// The domain stored in `fileName`, or nil when the file is not a domain file.
     public static func fromFileName(_ fileName: String) -> DomainName? {
@@ -39,8 +65,21 @@ public struct DomainName: Sendable, Hashable, Comparable, CustomStringConvertibl
         return try? DomainName(String(fileName.dropLast(6)))
     }
 
-    public var description: String { rawValue }
-    public static func < (lhs: DomainName, rhs: DomainName) -> Bool { lhs.rawValue < rhs.rawValue }
+    /// The by-host domain stored in `fileName` of the `ByHost` folder for `machineID`, or nil
+    /// when the file is not one (another machine's, or not a domain file).
+    public static func fromByHostFileName(_ fileName: String, machineID: String) -> DomainName? {
+        let suffix = "." + machineID + ".plist"
+        guard fileName.hasSuffix(suffix) else { return nil }
+        let base = String(fileName.dropLast(suffix.utf8.count))
+        if base == ".GlobalPreferences" { return DomainName.global.currentHost }
+        return (try? DomainName(base))?.currentHost
+    }
+
+    /// The name, followed by `(current host)` for a by-host domain.
+    public var description: String { isCurrentHost ? rawValue + " (current host)" : rawValue }
+    public static func < (lhs: DomainName, rhs: DomainName) -> Bool {
+        lhs.rawValue != rhs.rawValue ? lhs.rawValue < rhs.rawValue : !lhs.isCurrentHost && rhs.isCurrentHost
+    }
 
     /// Why `name` is not a domain name; nil when it is one.
     static func problem(with name: String) -> String? {

@@ -147,6 +147,16 @@ extension ConfigurationOption {
             },
             current: { .string($0.managedPreferencesDirectory) }),
         ConfigurationOption(
+            key: "machineIDFile", flag: "--machine-id-file",
+            summary: "The file holding this machine's id, which names its by-host domain files (ByHost/<domain>.<id>.plist). Without an id, by-host domains read as empty and writes to them are refused (no_machine_id).",
+            expected: "an absolute path", needsRestart: true,
+            apply: { value, configuration in
+                guard case .string(let path) = value, path.hasPrefix("/") else { return false }
+                configuration.machineIDFile = path
+                return true
+            },
+            current: { .string($0.machineIDFile) }),
+        ConfigurationOption(
             key: "settingsBundleScanMilliseconds", flag: nil,
             summary: "How often the Settings bundle directories are looked at when they cannot be watched with inotify.",
             expected: "an integer from 100 to 3600000", needsRestart: true,

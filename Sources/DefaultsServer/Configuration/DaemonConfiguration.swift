@@ -37,6 +37,8 @@ public struct DaemonConfiguration: Sendable {
     /// The administrator's managed (forced) preferences: `<dir>/<domain>.plist` for every user,
     /// `<dir>/users/<user name>/<domain>.plist` for one.
     public var managedPreferencesDirectory: String = "/etc/defaultsd/managed"
+    /// The file that holds this machine's id, which names its by-host domain files.
+    public var machineIDFile: String = MachineID.defaultPath
 
     public init(socketPath: String, storageDirectory: String) {
         self.socketPath = socketPath

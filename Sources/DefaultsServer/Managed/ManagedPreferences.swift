@@ -21,7 +21,8 @@ final class ManagedPreferences: ChangesetCheck {
 
     /// Refuses a changeset that touches a forced key, whole.
     func check(_ changeset: Changeset) -> DefaultsError? {
-        guard let keys = forced[changeset.domain] else { return nil }
+        // Forced keys win over both of a domain's variants, so neither may change them.
+        guard let keys = forced[changeset.domain.anyHost] else { return nil }
         for (key, _) in changeset where keys[key] != nil {
             return DefaultsError(
                 .forced, "\(key) of \(changeset.domain) is forced by the administrator's managed preferences")

@@ -25,7 +25,7 @@ struct ChangeEvent: Sendable {
     func encode(into writer: inout JSONWriter) {
         writer.beginObject()
         writer.key(literal: "event"); writer.string("didChange")
-        writer.key(literal: "domain"); writer.string(changeset.domain.rawValue)
+        writer.domain(changeset.domain)
         writer.key(literal: "generation"); writer.integer(generation)
         writer.key(literal: "changes"); writer.changes(changeset)
         writer.key(literal: "origin"); writer.beginObject()

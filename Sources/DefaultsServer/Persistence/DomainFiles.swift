@@ -1,7 +1,8 @@
 import DefaultsCore
 import Foundation
 
-/// The storage directory: one property-list file per domain.
+/// The storage directory: one property-list file per domain, and in its `ByHost` folder one per
+/// by-host domain of this machine (`<domain>.<machine id>.plist`, as macOS names them).
 ///
 /// A value type whose only shared state is `versions` (itself locked), so the writer thread
 /// and the event loop can each hold a copy. Writes use POSIX calls directly because Foundation's atomic `Data.write` neither
@@ -11,19 +12,40 @@ struct DomainFiles: Sendable {
     let format: PropertyListFile.Format
     /// The versions of each domain file that memory already holds.
     let versions: KnownFileVersions
+    /// This machine's id (`/etc/machine-id`), which names its by-host files; nil when the machine
+    /// has none, and then by-host domains read as empty and are never written.
+    let machineID: String?
 
-    init(directory: String, format: PropertyListFile.Format, versions: KnownFileVersions = KnownFileVersions()) {
+    init(
+        directory: String, format: PropertyListFile.Format, machineID: String? = nil,
+        versions: KnownFileVersions = KnownFileVersions()
+    ) {
         self.directory = directory
         self.format = format
+        self.machineID = machineID
         self.versions = versions
     }
+
+    /// The folder of this machine's by-host files.
+    var byHostDirectory: String { directory + "/" + DomainName.byHostFolder }
 
     /// The prefix of the daemon's temporary files; one left by a crash is removed at start.
     static let temporaryPrefix = ".tmp-"
 
-    func path(of domain: DomainName) -> String { directory + "/" + domain.fileName }
+    /// The domain's file; nil for a by-host domain on a machine without an id.
+    func path(of domain: DomainName) -> String? {
+        guard domain.isCurrentHost else { return directory + "/" + domain.fileName }
+        return machineID.map { byHostDirectory + "/" + domain.byHostFileName(machineID: $0) }
+    }
 
-    /// Creates the directory (mode 0700) if it is missing and checks that it is a usable directory.
+    /// The domain a file of the storage directory, or of its `ByHost` folder, holds.
+    func domain(ofFile name: String, inByHostFolder: Bool) -> DomainName? {
+        guard inByHostFolder else { return DomainName.fromFileName(name) }
+        return machineID.flatMap { DomainName.fromByHostFileName(name, machineID: $0) }
+    }
+
+    /// Creates the directory (mode 0700), and its `ByHost` folder when the machine has an id, if
+    /// they are missing, and checks that the directory is usable.
     func prepare() throws(DefaultsError) {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
@@ -41,13 +63,25 @@ struct DomainFiles: Sendable {
         guard access(directory, W_OK | X_OK) == 0 else {
             throw DefaultsError(.ioError, "storage directory \(directory) is not writable: \(String(cString: strerror(errno)))")
         }
+        if machineID != nil { try prepareByHostDirectory() }
+    }
+
+    /// Creates the `ByHost` folder (mode 0700) when it is missing, durably.
+    private func prepareByHostDirectory() throws(DefaultsError) {
+        if mkdir(byHostDirectory, 0o700) == 0 {
+            try syncDirectory(directory)
+        } else if errno != EEXIST {
+            throw ioError("cannot create \(byHostDirectory)")
+        }
     }
 
     /// Removes the temporary files a crash left behind; answers their names.
     @discardableResult
     func removeTemporaryFiles() -> [String] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        return names.filter { $0.hasPrefix(DomainFiles.temporaryPrefix) && unlink(directory + "/" + $0) == 0 }
+        [directory, byHostDirectory].flatMap { folder in
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+            return names.filter { $0.hasPrefix(DomainFiles.temporaryPrefix) && unlink(folder + "/" + $0) == 0 }
+        }
     }
 
     enum LoadResult: Sendable {
@@ -59,12 +93,13 @@ struct DomainFiles: Sendable {
 
     /// Reads a domain's file. An unparseable file is moved aside, never overwritten.
     func load(_ domain: DomainName, now: Date = Date()) throws(DefaultsError) -> LoadResult {
-        switch read(domain) {
+        guard let path = path(of: domain) else { return .missing }
+        switch DomainFiles.read(atPath: path) {
         case .missing: return .missing
         case .parsed(let values, let version):
             versions.remember(version, of: domain)
             return .loaded(values)
-        case .unparseable, .unreadable: return try DomainFiles.load(atPath: path(of: domain), now: now)
+        case .unparseable, .unreadable: return try DomainFiles.load(atPath: path, now: now)
         }
     }
 
@@ -77,7 +112,7 @@ struct DomainFiles: Sendable {
     }
 
     /// Reads a domain's file and the version read, from one open descriptor, so the two match.
-    func read(_ domain: DomainName) -> FileContents { DomainFiles.read(atPath: path(of: domain)) }
+    func read(_ domain: DomainName) -> FileContents { path(of: domain).map(DomainFiles.read(atPath:)) ?? .missing }
 
     /// Reads a property-list file and the version read, from one open descriptor.
     static func read(atPath path: String) -> FileContents {
@@ -129,7 +164,11 @@ struct DomainFiles: Sendable {
     /// An empty domain has its file removed instead. A file the daemon refused to take in is
     /// first kept as `<file>.rejected-<time>`.
     func write(_ domain: DomainName, values: [String: PlistValue], now: Date = Date()) throws(DefaultsError) -> WriteOutcome {
-        let path = path(of: domain)
+        guard let path = path(of: domain) else {
+            // The store refuses by-host writes on a machine without an id; an empty domain has no file.
+            if values.isEmpty { return .written }
+            throw MachineID.refusal(writing: domain)
+        }
         if versions.isWatched, let current = FileVersion(atPath: path), !versions.isKnown(current, of: domain) {
             guard versions.takeRejected(current, of: domain) else { return .deferred }
             let aside = path + ".rejected-" + DomainFiles.stamp(now)
@@ -144,18 +183,19 @@ struct DomainFiles: Sendable {
     }
 
     func remove(_ domain: DomainName) throws(DefaultsError) {
-        let path = path(of: domain)
+        guard let path = path(of: domain) else { return }
         versions.rememberRemoval(of: domain)
         if unlink(path) != 0 && errno != ENOENT {
             throw DefaultsError(.ioError, "cannot remove \(path): \(String(cString: strerror(errno)))")
         }
-        try syncDirectory()
+        try syncDirectory(DomainFiles.folder(of: path))
     }
 
-    /// The domains that have a file.
+    /// The domains that have a file: every any-host domain, and this machine's by-host domains.
     func storedDomains() -> [DomainName] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        return names.compactMap(DomainName.fromFileName)
+        let byHost = machineID == nil ? [] : (try? FileManager.default.contentsOfDirectory(atPath: byHostDirectory)) ?? []
+        return names.compactMap(DomainName.fromFileName) + byHost.compactMap { domain(ofFile: $0, inByHostFolder: true) }
     }
 
     /// A time as it appears in the names of files kept aside: UTC, without colons.
@@ -166,8 +206,16 @@ struct DomainFiles: Sendable {
     /// Writes `data` to `path` durably. The version written is remembered as the domain's
     /// before it is renamed into place, so its own change on disk is never news to the daemon.
     func writeAtomically(_ data: Data, to path: String, as domain: DomainName? = nil) throws(DefaultsError) {
-        let temporary = directory + "/" + DomainFiles.temporaryPrefix + String(UInt64.random(in: 0...UInt64.max), radix: 36)
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        // In the file's own folder: a rename within one folder is atomic, and one fsync of it
+        // makes the rename durable.
+        let folder = DomainFiles.folder(of: path)
+        let temporary = folder + "/" + DomainFiles.temporaryPrefix + String(UInt64.random(in: 0...UInt64.max), radix: 36)
+        var fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if fd < 0, errno == ENOENT, folder == byHostDirectory {
+            // The ByHost folder was removed while the daemon ran.
+            try prepareByHostDirectory()
+            fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        }
         guard fd >= 0 else { throw ioError("cannot create \(temporary)") }
         var failure: DefaultsError?
         data.withUnsafeBytes { raw in
@@ -190,14 +238,18 @@ struct DomainFiles: Sendable {
             unlink(temporary)
             throw failure
         }
-        try syncDirectory()
+        try syncDirectory(folder)
     }
 
-    private func syncDirectory() throws(DefaultsError) {
-        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { throw ioError("cannot open \(directory)") }
+    private static func folder(of path: String) -> String {
+        String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
+    }
+
+    private func syncDirectory(_ folder: String) throws(DefaultsError) {
+        let fd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw ioError("cannot open \(folder)") }
         defer { close(fd) }
-        if fsync(fd) != 0 { throw ioError("cannot fsync \(directory)") }
+        if fsync(fd) != 0 { throw ioError("cannot fsync \(folder)") }
     }
 
     private func ioError(_ what: String) -> DefaultsError { DomainFiles.ioError(what) }

@@ -22,14 +22,25 @@ struct GenerationLedger: Sendable {
         else { return [:] }
         var result: [DomainName: Int64] = [:]
         for (name, value) in values {
-            if case .integer(let generation) = value, let domain = try? DomainName(name) { result[domain] = generation }
+            if case .integer(let generation) = value, let domain = GenerationLedger.domain(named: name) { result[domain] = generation }
         }
         return result
     }
 
+    /// A by-host domain's entry is `ByHost/<domain>`: no domain name has a `/`.
+    private static func entry(of domain: DomainName) -> String {
+        domain.isCurrentHost ? DomainName.byHostFolder + "/" + domain.rawValue : domain.rawValue
+    }
+
+    private static func domain(named entry: String) -> DomainName? {
+        let prefix = DomainName.byHostFolder + "/"
+        if entry.hasPrefix(prefix) { return (try? DomainName(String(entry.dropFirst(prefix.count))))?.currentHost }
+        return try? DomainName(entry)
+    }
+
     func write(_ generations: [DomainName: Int64]) throws(DefaultsError) {
         var values: [String: PlistValue] = [:]
-        for (domain, generation) in generations { values[domain.rawValue] = .integer(generation) }
+        for (domain, generation) in generations { values[GenerationLedger.entry(of: domain)] = .integer(generation) }
         try files.writeAtomically(try PropertyListFile.encode(values, format: .binary), to: path)
     }
 }

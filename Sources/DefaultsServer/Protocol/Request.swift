@@ -67,6 +67,14 @@ struct Request {
         try DomainName(try string(name))
     }
 
+    /// The host named by `"host"` (absent: any host; `"current"`: this machine's by-host domains).
+    func host() throws(DefaultsError) -> DomainName.Host {
+        guard let host = DomainName.Host(wire: parameters["host"]) else {
+            throw DefaultsError(.invalidParameter, DomainName.Host.invalidMessage)
+        }
+        return host
+    }
+
     func key(_ name: StaticString = "key") throws(DefaultsError) -> String {
         let key = try string(name)
         try DefaultsKey.validate(key)
@@ -120,10 +128,11 @@ struct Request {
         return result
     }
 
-    func domains(_ name: StaticString) throws(DefaultsError) -> [DomainName]? {
+    /// The domains named by parameter `name`, each of the variant `host` names.
+    func domains(_ name: StaticString, host: DomainName.Host = .any) throws(DefaultsError) -> [DomainName]? {
         guard let names = try stringArray(name) else { return nil }
         var result: [DomainName] = []
-        for name in names { result.append(try DomainName(name)) }
+        for name in names { result.append(try DomainName(name, host: host)) }
         return result
     }
 }

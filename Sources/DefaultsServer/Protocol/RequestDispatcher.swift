@@ -25,7 +25,7 @@ struct RequestDispatcher {
             case .synchronize:
                 return .later(store.synchronize().map { Reply.empty })
             case .registerBundle:
-                let domain = try session.domain(of: request)
+                let domain = try session.anyHostDomain(of: request)
                 let path = try request.string("path")
                 return .later(server.bundles.register(domain, path: path).map { installed in
                     Reply([
@@ -36,7 +36,7 @@ struct RequestDispatcher {
                 })
             case .describeBundle where request.has("language"):
                 // Another language means reading the bundle again: off the loop, then described on it.
-                let domain = try session.domain(of: request)
+                let domain = try session.anyHostDomain(of: request)
                 guard let reading = server.bundles.bundle(for: domain, languages: [try request.string("language")]) else {
                     throw DefaultsError(.invalidParameter, "no Settings bundle is installed for \(domain)")
                 }
@@ -73,7 +73,7 @@ struct RequestDispatcher {
             if request.has("key") {
                 return .value(state.values[try request.key()], generation: state.generation)
             }
-            guard let forced = store.managed.forced[domain] else {
+            guard let forced = store.managed.forced[domain.anyHost] else {
                 return Reply([("value", .values(state.values)), ("generation", .integer(state.generation))])
             }
             return Reply([("value", .values(state.values)), ("generation", .integer(state.generation)), ("forced", .values(forced))])
@@ -126,7 +126,8 @@ struct RequestDispatcher {
             return Reply([("existed", .bool(existed)), ("generation", .integer(generation))])
 
         case .domains:
-            return Reply([("domains", .strings(store.domainNames().map(\.rawValue)))])
+            let host = try request.host()
+            return Reply([("domains", .strings(store.domainNames().filter { $0.host == host }.map(\.rawValue)))])
 
         case .register:
             let defaults = try request.keyedValues("defaults")
@@ -135,16 +136,20 @@ struct RequestDispatcher {
 
         case .lookup:
             let key = try request.key()
-            let appDomain = request.has("domain") ? try session.domain(of: request) : session.appDomain
+            // Every domain's current-host variant is in the search list already.
+            let appDomain = request.has("domain") ? try session.anyHostDomain(of: request) : session.appDomain
             let list = SearchList(appDomain: appDomain, suites: try request.domains("suites") ?? [])
             let found = try store.lookup(
                 key, in: list, bundleDefaults: server.bundles.defaultsByDomain, registration: session.registration)
-            return Reply([
-                ("value", .value(found?.value)), ("domain", .string(found?.layer.name)), ("layer", .string(found?.layer.kind)),
-            ])
+            var fields: [(String, Reply.Field)] = [("value", .value(found?.value)), ("domain", .string(found?.layer.name))]
+            if case .persistent(let domain)? = found?.layer, domain.isCurrentHost {
+                fields.append(("host", .string(DomainName.Host.currentWireValue)))
+            }
+            fields.append(("layer", .string(found?.layer.kind)))
+            return Reply(fields)
 
         case .bundleDefaults:
-            let domain = try session.domain(of: request)
+            let domain = try session.anyHostDomain(of: request)
             return Reply([
                 ("values", .values(server.bundles.defaultsByDomain[domain] ?? [:])),
                 ("path", .string(server.bundles.bundle(for: domain)?.path)),
@@ -166,7 +171,7 @@ struct RequestDispatcher {
             return Reply([("bundles", .raw(list.bytes))])
 
         case .describeBundle:
-            let domain = try session.domain(of: request)
+            let domain = try session.anyHostDomain(of: request)
             guard let installed = server.bundles.bundle(for: domain) else {
                 throw DefaultsError(.invalidParameter, "no Settings bundle is installed for \(domain)")
             }
@@ -177,7 +182,7 @@ struct RequestDispatcher {
                 server.notifier.subscribeToEverything(sink)
                 return .empty
             }
-            guard let domains = try request.domains("domains") else {
+            guard let domains = try request.domains("domains", host: try request.host()) else {
                 throw DefaultsError(.missingParameter, "subscribe needs \"domains\" or \"all\":true")
             }
             var generations: [DomainName: Int64] = [:]
@@ -186,7 +191,7 @@ struct RequestDispatcher {
             return Reply([("generations", .generations(generations))])
 
         case .unsubscribe:
-            if let domains = try request.domains("domains") {
+            if let domains = try request.domains("domains", host: try request.host()) {
                 server.notifier.unsubscribe(sink, from: domains)
             } else {
                 server.notifier.unsubscribeFromEverything(sink)

@@ -14,8 +14,17 @@ final class Session {
         self.origin = origin
     }
 
-    /// The request's `"domain"` parameter, validated.
+    /// The domain the request's `"domain"` and `"host"` parameters name, validated.
     func domain(of request: Request) throws(DefaultsError) -> DomainName {
-        try DomainName(try request.string("domain"))
+        try DomainName(try request.string("domain"), host: try request.host())
+    }
+
+    /// The request's `"domain"`, for an operation that has no by-host form (Settings bundles
+    /// belong to the domain every host sees): a `"host"` is refused.
+    func anyHostDomain(of request: Request) throws(DefaultsError) -> DomainName {
+        guard try request.host() == .any else {
+            throw DefaultsError(.invalidParameter, "\(request.op) has no by-host form; leave out \"host\"")
+        }
+        return try request.domain("domain")
     }
 }

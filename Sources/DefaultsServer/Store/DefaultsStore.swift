@@ -142,6 +142,7 @@ final class DefaultsStore {
                 .tooLarge,
                 "domain \(changeset.domain) would be \(change.newSize) bytes; the limit is \(maximumDomainBytes)")
         }
+        if changeset.domain.isCurrentHost, files.machineID == nil { throw MachineID.refusal(writing: changeset.domain) }
         for check in checks { if let refusal = check.check(changeset) { throw refusal } }
         let effective = state.commit(changeset, change)
         guard !effective.isEmpty else { return state.generation }

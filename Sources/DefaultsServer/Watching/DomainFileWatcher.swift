@@ -32,25 +32,37 @@ final class DomainFileWatcher {
         self.settle = SettleTimer(eventLoop: store.eventLoop, delay: settleDelay)
     }
 
-    /// Starts watching the storage directory; without inotify, edits are read at the next start.
+    /// Starts watching the storage directory and its `ByHost` folder; without inotify, edits are
+    /// read at the next start.
     func start() {
         store.eventLoop.preconditionInEventLoop()
         do {
-            try watcher.watch(files.directory, mask: DirectoryWatcher.fileChanges) { [self] event in noticed(event) }
+            try watcher.watch(files.directory, mask: DirectoryWatcher.fileChanges) { [self] event in
+                noticed(event, inByHostFolder: false)
+            }
+            if files.machineID != nil {
+                try watcher.watch(files.byHostDirectory, mask: DirectoryWatcher.fileChanges) { [self] event in
+                    noticed(event, inByHostFolder: true)
+                }
+            }
             files.versions.isWatched = true
         } catch {
             logger.warning("domain files edited while the daemon runs are read only at its next start", metadata: ["error": "\(error)"])
         }
     }
 
-    private func noticed(_ event: InotifyEvent) {
+    private func noticed(_ event: InotifyEvent, inByHostFolder: Bool) {
         if event.isOverflow {
             for domain in store.loadedDomains { pending.insert(domain) }
         } else if event.endsWatch {
+            // A write waits for an edit to be read only while every edit is read.
             files.versions.isWatched = false
-            logger.warning("the storage directory is no longer watched", metadata: ["directory": "\(files.directory)"])
+            logger.warning("the storage directory is no longer watched; edits are read at the next start", metadata: [
+                "directory": "\(inByHostFolder ? files.byHostDirectory : files.directory)"])
             return
-        } else if let domain = DomainName.fromFileName(event.name), store.loadedValues(of: domain) != nil {
+        } else if let domain = files.domain(ofFile: event.name, inByHostFolder: inByHostFolder),
+            store.loadedValues(of: domain) != nil
+        {
             pending.insert(domain)
         } else {
             return
@@ -66,8 +78,7 @@ final class DomainFileWatcher {
 
     /// Reads the domain's file and applies what changed, unless memory already holds it.
     func take(_ domain: DomainName) {
-        guard let memory = store.loadedValues(of: domain) else { return }
-        let path = files.path(of: domain)
+        guard let memory = store.loadedValues(of: domain), let path = files.path(of: domain) else { return }
         switch files.read(domain) {
         case .missing:
             // The daemon removes a domain's file itself when the domain becomes empty.

@@ -15,6 +15,7 @@ struct Command {
             console.printRaw(Usage.full)
         case "read": try read(arguments)
         case "read-type": try readType(arguments)
+        case "read-effective": try readEffective(arguments)
         case "write": try write(arguments)
         case "rename": try rename(arguments)
         case "delete", "remove", "delete-all": try delete(arguments)
@@ -37,7 +38,7 @@ struct Command {
             throw ToolError.failure("Couldn't find an application named \"\(arguments[index + 1])\"; defaults unchanged")
         }
         defer { index += 1 }
-        return try DomainArgument(arguments[index])
+        return try DomainArgument(arguments[index], host: options.host)
     }
 
     func printJSON(_ value: PlistValue) {

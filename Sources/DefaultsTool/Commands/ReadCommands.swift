@@ -7,7 +7,7 @@ extension Command {
         if arguments.isEmpty {
             let client = try connect()
             var all: [String: PlistValue] = [:]
-            for domain in try client.domains() {
+            for domain in try client.domains(host: options.host) {
                 let values = try client.values(of: domain)
                 if !values.isEmpty { all[DomainArgument(domain: domain).displayName] = .dictionary(values) }
             }
@@ -48,7 +48,7 @@ extension Command {
     /// `domains`: every domain but the global one, sorted, joined by ", ".
     func domains(_ arguments: [String]) throws {
         guard arguments.isEmpty else { throw ToolError.usage }
-        let names = try connect().domains().filter { $0 != .global }.map(\.rawValue).sorted(by: OldStyleText.codeUnitOrder)
+        let names = try connect().domains(host: options.host).filter { $0.anyHost != .global }.map(\.rawValue).sorted(by: OldStyleText.codeUnitOrder)
         if options.json {
             printJSON(.array(names.map(PlistValue.string)))
         } else {
@@ -62,7 +62,7 @@ extension Command {
         let word = arguments[0]
         let client = try connect()
         var found: [(DomainArgument, [String: PlistValue])] = []
-        for domain in try client.domains().sorted() {
+        for domain in try client.domains(host: options.host).sorted() {
             let argument = DomainArgument(domain: domain)
             let domainMatches = contains(domain.rawValue, word) || contains(argument.displayName, word)
             let matches = try client.values(of: domain).filter { key, value in

@@ -8,7 +8,7 @@ extension Command {
     /// `watching <domains>; Ctrl-C to stop` on standard error. Ctrl-C ends it with status 0.
     func watch(_ arguments: [String]) throws {
         var domains: [DomainArgument] = []
-        for argument in arguments { domains.append(try DomainArgument(argument)) }
+        for argument in arguments { domains.append(try DomainArgument(argument, host: options.host)) }
         // Ctrl-C ends a watch normally (installed before subscribing, so a subscribed watcher has it).
         // _exit: exit() is not safe inside a signal handler; output is unbuffered.
         // A parent may have left SIGINT blocked in the mask it passed down; unblock it.
@@ -26,11 +26,12 @@ extension Command {
                 w.key("domains"); w.beginArray()
                 for domain in domains { w.string(domain.domain.rawValue) }
                 w.endArray()
+                if options.host == .current { w.key("host"); w.string(DomainName.Host.currentWireValue) }
             }
         }
         // Said on standard error once subscribed, so the output stays the events alone and a
         // script (or a test) knows from when on a change is seen.
-        let watched = domains.isEmpty ? "every domain" : domains.map(\.domain.rawValue).joined(separator: ", ")
+        let watched = domains.isEmpty ? "every domain" : domains.map(\.domain.description).joined(separator: ", ")
         console.standardError("watching \(watched); Ctrl-C to stop\n")
         while let line = client.nextEvent() {
             if options.json {
@@ -44,8 +45,10 @@ extension Command {
 
     static func describeEvent(_ line: String, at time: Date) throws -> String {
         let event = try JSONParser.parse(line)
-        guard case .string(let domain)? = event["domain"], case .object(let changes)? = event["changes"] else { return "" }
+        guard case .string(let name)? = event["domain"], case .object(let changes)? = event["changes"] else { return "" }
+        let domain = event["host"] == .string(DomainName.Host.currentWireValue) ? name + " (current host)" : name
         var origin: [String] = []
+        if case .string(let source)? = event["origin"]?["source"] { origin.append(source) }
         if case .integer(let pid)? = event["origin"]?["pid"] { origin.append("pid \(pid)") }
         if case .integer(let uid)? = event["origin"]?["uid"] { origin.append("uid \(uid)") }
         if case .string(let client)? = event["origin"]?["client"] { origin.append(client) }

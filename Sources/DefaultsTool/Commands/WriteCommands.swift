@@ -15,7 +15,7 @@ extension Command {
             let client = try connect()
             try perform(domain) {
                 try client.call("replaceDomain") { w in
-                    w.key("domain"); w.string(domain.domain.rawValue)
+                    w.domain(domain.domain)
                     w.key("values"); w.dictionary(values)
                 }
             }
@@ -43,7 +43,7 @@ extension Command {
         }
         try perform(domain) {
             try client.call("set") { w in
-                w.key("domain"); w.string(domain.domain.rawValue)
+                w.domain(domain.domain)
                 w.key("key"); w.string(key)
                 w.key("value"); w.value(newValue)
             }
@@ -71,7 +71,7 @@ extension Command {
         }
         do {
             try client.call("apply") { w in
-                w.key("domain"); w.string(domain.domain.rawValue)
+                w.domain(domain.domain)
                 w.key("set"); w.beginObject(); w.key(new); w.value(value); w.endObject()
                 if old != new { w.key("remove"); w.beginArray(); w.string(old); w.endArray() }
             }
@@ -88,7 +88,7 @@ extension Command {
         let notFound = ToolError.failure("\nDomain (\(domain.rawName)) not found.\nDefaults have not been changed.\n")
         let client = try connect()
         guard index < arguments.count else {
-            let answer = try client.call("deleteDomain") { w in w.key("domain"); w.string(domain.domain.rawValue) }
+            let answer = try client.call("deleteDomain") { w in w.domain(domain.domain) }
             guard answer["existed"] == .bool(true) else { throw notFound }
             return
         }
@@ -100,7 +100,7 @@ extension Command {
                 "\nThe domain/default pair of (\(domain.rawName), \(key)) does not exist\nDefaults have not been changed.\n")
         }
         try client.call("remove") { w in
-            w.key("domain"); w.string(domain.domain.rawValue)
+            w.domain(domain.domain)
             w.key("key"); w.string(key)
         }
     }
@@ -137,7 +137,7 @@ extension Command {
         let client = try connect()
         try perform(domain) {
             try client.call("apply") { w in
-                w.key("domain"); w.string(domain.domain.rawValue)
+                w.domain(domain.domain)
                 w.key("set"); w.dictionary(values)
             }
         }

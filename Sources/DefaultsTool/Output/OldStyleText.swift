@@ -17,14 +17,17 @@ import Foundation
 /// ```
 public enum OldStyleText {
     /// A value as `defaults read` prints it inside or as a container (before `NonLossyASCII`).
-    public static func describe(_ value: PlistValue, level: Int = 0) -> String {
+    /// `annotations` adds a `// comment` after a top-level dictionary member (`read-effective`
+    /// names each key's layer so); the text stays an old-style property list.
+    public static func describe(_ value: PlistValue, level: Int = 0, annotations: [String: String] = [:]) -> String {
         let indent = String(repeating: " ", count: 4 * level)
         let inner = String(repeating: " ", count: 4 * (level + 1))
         switch value {
         case .dictionary(let members):
             var text = indent + "{\n"
             for key in members.keys.sorted(by: codeUnitOrder) {
-                text += inner + quoted(key) + " = " + element(members[key]!, level: level + 1) + ";\n"
+                text += inner + quoted(key) + " = " + element(members[key]!, level: level + 1) + ";"
+                    + (annotations[key].map { "  // " + $0 } ?? "") + "\n"
             }
             return text + indent + "}"
         case .array(let elements):
