@@ -123,4 +123,47 @@ import Testing
             == #"{"ok":true,"value":null,"domain":null,"layer":null}"#)
         #expect(try client.request(#"{"op":"set","domain":"\#(Self.domain)","key":"warpFactor","value":5}"#) == #"{"ok":true,"generation":2}"#)
     }
+
+    @Test(.enabled(if: getuid() == 0, "trusted managed files must belong to root"))
+    func theGlobalDomainsManagedFileIsGlobalPreferences() throws {
+        let (daemon, managed) = try managedDaemon()
+        defer { try? FileManager.default.removeItem(atPath: managed) }
+        let client = try daemon.connect()
+        try client.request(#"{"op":"set","domain":"NSGlobalDomain","key":"AppleLocale","value":"fr_FR"}"#)
+        try client.request(#"{"op":"subscribe","domains":["NSGlobalDomain"]}"#)
+        try write(["AppleLocale": .string("en_GB")], to: managed + "/.GlobalPreferences.plist")
+        #expect(try client.readEvent()
+            == #"{"event":"didChange","domain":"NSGlobalDomain","generation":2,"changes":{"AppleLocale":"en_GB"},"origin":{"source":"managed"}}"#)
+        // Every app sees it, before its own domain.
+        #expect(try client.request(#"{"op":"lookup","domain":"\#(Self.domain)","key":"AppleLocale"}"#)
+            == #"{"ok":true,"value":"en_GB","domain":"NSGlobalDomain","layer":"managed"}"#)
+        #expect(try client.request(#"{"op":"set","domain":"NSGlobalDomain","key":"AppleLocale","value":"de_DE"}"#)
+            == #"{"ok":false,"error":{"code":"forced","message":"AppleLocale of NSGlobalDomain is forced by the administrator's managed preferences"}}"#)
+        // This machine's by-host variant cannot change it either.
+        #expect(try client.request(#"{"op":"set","domain":"NSGlobalDomain","host":"current","key":"AppleLocale","value":"de_DE"}"#)
+            == #"{"ok":false,"error":{"code":"forced","message":"AppleLocale of NSGlobalDomain (current host) is forced by the administrator's managed preferences"}}"#)
+    }
+
+    @Test func aManagedDirectoryTheDaemonsUserCouldChangeIsIgnored() throws {
+        let managed = FileManager.default.temporaryDirectory.appendingPathComponent("managed-\(UUID().uuidString.prefix(8))").path
+        defer { try? FileManager.default.removeItem(atPath: managed) }
+        // The file is root's where the test runs as root; the directory holding it is not trusted.
+        try FileManager.default.createDirectory(atPath: managed + "/users/" + userName, withIntermediateDirectories: true)
+        try write(["warpFactor": .integer(9)], to: managed + "/users/" + userName + "/" + Self.domain + ".plist")
+        if getuid() == 0 { #expect(chown(managed + "/users/" + userName, 65534, 65534) == 0) }
+        #expect(chmod(managed + "/users/" + userName, 0o777) == 0)
+        let daemon = try DaemonProcess(arguments: ["--managed-dir", managed])
+        let client = try daemon.connect()
+        try client.request(#"{"op":"subscribe","domains":["\#(Self.domain)"]}"#)
+        // A change to a trusted file afterwards shows the directory's file was not taken in.
+        try write(["shields": .bool(true)], to: managed + "/" + Self.domain + ".plist")
+        if getuid() == 0 {
+            #expect(try client.readEvent()
+                == #"{"event":"didChange","domain":"\#(Self.domain)","generation":1,"changes":{"shields":true},"origin":{"source":"managed"}}"#)
+        }
+        #expect(daemon.waitForLog("managed preferences ignored: the daemon's user could change them"))
+        #expect(daemon.logText.contains("path=\(managed)/users/\(userName)"))
+        #expect(try client.request(#"{"op":"lookup","domain":"\#(Self.domain)","key":"warpFactor"}"#)
+            == #"{"ok":true,"value":null,"domain":null,"layer":null}"#)
+    }
 }

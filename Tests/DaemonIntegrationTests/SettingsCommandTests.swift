@@ -149,3 +149,38 @@ import Testing
         #expect(try client.request(#"{"op":"get","domain":"\#(Self.bridge)","key":"warpFactor"}"#) == #"{"ok":true,"value":null,"generation":1}"#)
     }
 }
+
+/// `defaults read-effective`: each key's effective value and the layer it comes from, managed
+/// first, then this machine's by-host value, the user's own, the Settings bundle's default.
+@Suite struct ReadEffectiveTests {
+    @Test(.enabled(if: getuid() == 0, "trusted managed files must belong to root"))
+    func eachKeyShowsItsValueAndLayer() throws {
+        let (daemon, root) = try SettingsCommandTests().daemon(managed: ["warpFactor": .integer(9)])
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let domain = SettingsCommandTests.bridge
+        _ = try daemon.connect().request(#"{"op":"apply","domain":"\#(domain)","set":{"rank":"Captain","officer":"Data"}}"#)
+        _ = try daemon.connect().request(#"{"op":"set","domain":"\#(domain)","host":"current","key":"officer","value":"Worf"}"#)
+        let all = try DefaultsCommandTests.run(daemon, ["read-effective", domain])
+        #expect(all.status == 0)
+        #expect(all.out == """
+            {
+                favoriteAlien = Vulcan;  // bundle default
+                favoriteCaptain = Picard;  // bundle default
+                favoriteGadget = Tricorder;  // bundle default
+                favoriteTea = "Earl Grey";  // bundle default
+                officer = Worf;  // current host
+                rank = Captain;  // user
+                warp = 1;  // bundle default
+                warpFactor = 9;  // managed
+            }
+
+            """)
+        let one = try DefaultsCommandTests.run(daemon, ["read-effective", domain, "warpFactor"])
+        #expect(one.out == "9  // managed\n")
+        let json = try DefaultsCommandTests.run(daemon, ["--json", "read-effective", domain, "officer"])
+        #expect(json.out == #"{"layer":"current host","value":"Worf"}"# + "\n")
+        let missing = try DefaultsCommandTests.run(daemon, ["read-effective", domain, "nothing"])
+        #expect(missing.status == 1)
+        #expect(missing.message == "\nThe domain/default pair of (\(domain), nothing) does not exist\n")
+    }
+}

@@ -16,6 +16,10 @@ public final class DaemonProcess: @unchecked Sendable {
         return SharedData.repository.appendingPathComponent(".build/debug/defaultsd").path
     }()
 
+    /// The machine id test daemons are given (in `<directory>/machine-id`), which names their
+    /// by-host files, unless a test passes `--machine-id-file`.
+    public static let machineID = "d5e1a7c0ffee4242b0a7d0c70123abcd"
+
     public let directory: String
     public let socketPath: String
     public let storagePath: String
@@ -68,7 +72,14 @@ public final class DaemonProcess: @unchecked Sendable {
         // The machine's managed preferences (/etc/defaultsd/managed) are replaced by an empty
         // private directory, unless the test gives one.
         let managed = usesDefaultPaths || arguments.contains("--managed-dir") ? [] : ["--managed-dir", directory + "/managed"]
-        process.arguments = (usesDefaultPaths ? [] : ["--socket", socketPath, "--storage-dir", storagePath]) + managed + arguments
+        // Likewise the machine's id, so by-host file names are known to the tests.
+        var machineID: [String] = []
+        if !usesDefaultPaths && !arguments.contains("--machine-id-file") {
+            try (DaemonProcess.machineID + "\n").write(toFile: directory + "/machine-id", atomically: true, encoding: .utf8)
+            machineID = ["--machine-id-file", directory + "/machine-id"]
+        }
+        process.arguments = (usesDefaultPaths ? [] : ["--socket", socketPath, "--storage-dir", storagePath]) + managed + machineID
+            + arguments
         process.environment = TestEnvironment.isolated(home: home, inheriting: inheritedEnvironment).merging(environment) { $1 }
         let stderr = Pipe()
         process.standardError = stderr

@@ -202,6 +202,45 @@ final class StoreFixture {
         #expect(GenerationLedger(files: DomainFiles(directory: fixture.directory, format: .xml)).load() == [domain: 2])
     }
 
+    @Test func aByHostDomainHasItsOwnFileAndLedgerEntry() throws {
+        let fixture = StoreFixture()
+        let domain = self.domain
+        try fixture.onLoop { store in
+            _ = try? store.apply(Changeset(domain: domain.currentHost, changes: ["scale": 2]), origin: .file)
+            _ = try? store.apply(Changeset(domain: .global.currentHost, changes: ["theme": "light"]), origin: .file)
+            return store.synchronize()
+        }
+        let byHost = fixture.directory + "/ByHost/"
+        #expect(try PropertyListFile.decode(Data(contentsOf: URL(fileURLWithPath: byHost + "com.example.bridge.\(StoreFixture.machineID).plist")))
+            == ["scale": 2])
+        #expect(try PropertyListFile.decode(Data(contentsOf: URL(fileURLWithPath: byHost + ".GlobalPreferences.\(StoreFixture.machineID).plist")))
+            == ["theme": "light"])
+        #expect(!FileManager.default.fileExists(atPath: fixture.directory + "/com.example.bridge.plist"))
+        #expect(GenerationLedger(files: DomainFiles(directory: fixture.directory, format: .xml)).load()
+            == [domain.currentHost: 1, DomainName.global.currentHost: 1])
+        let files = DomainFiles(directory: fixture.directory, format: .xml, machineID: StoreFixture.machineID)
+        #expect(Set(files.storedDomains()) == [domain.currentHost, DomainName.global.currentHost])
+        // Another machine's by-host file is not this machine's domain.
+        #expect(files.domain(ofFile: "com.example.bridge.ffffffffffffffffffffffffffffffff.plist", inByHostFolder: true) == nil)
+    }
+
+    @Test func theMachineIDIsReadAsSystemdWritesIt() throws {
+        let path = fixtureFile("machine-id")
+        defer { unlink(path) }
+        for (text, id) in [
+            ("3d1219c7c4c5404aaa1f6d2a48adfda4\n", "3d1219c7c4c5404aaa1f6d2a48adfda4" as String?),
+            ("uninitialized\n", nil), ("", nil), ("3D1219C7C4C5404AAA1F6D2A48ADFDA4\n", nil), ("../../etc/passwd0000000000000000", nil),
+        ] {
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+            #expect(MachineID.read(path: path) == id, "\(text)")
+        }
+        #expect(MachineID.read(path: path + ".missing") == nil)
+    }
+
+    private func fixtureFile(_ name: String) -> String {
+        FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(UUID().uuidString.prefix(8))").path
+    }
+
     @Test func aCorruptFileIsMovedAsideAndTheDomainStartsEmpty() throws {
         let fixture = StoreFixture()
         let path = fixture.directory + "/com.example.bridge.plist"
