@@ -40,10 +40,6 @@ public enum ArgumentDomain {
 
     private static func value(of text: String) -> PlistValue {
         guard let first = text.first, "{[(<\"".contains(first) else { return .string(text) }
-        guard
-            let object = try? PropertyListSerialization.propertyList(from: Data(text.utf8), options: [], format: nil),
-            let value = try? PropertyListFile.plistValue(from: object)
-        else { return .string(text) }
-        return value
+        return (try? PropertyListFile.decodeValue(Data(text.utf8))) ?? .string(text)
     }
 }

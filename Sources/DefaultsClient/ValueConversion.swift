@@ -75,9 +75,15 @@ enum PlistBridge {
         return .integer(Int64(value))
     }
 
-    /// The number's real type, read from its `objCType` as the property-list reader does.
+    /// The number's real type, read from its `objCType`: `as? Int` / `as? Bool` cannot tell an
+    /// integer, a real and a bool apart.
     private static func value(of number: NSNumber, path: String) throws(DefaultsClientError) -> PlistValue {
-        do { return try PropertyListFile.value(of: number) } catch { throw .notAPropertyList(path: path, reason: error.message) }
+        switch UInt8(bitPattern: number.objCType.pointee) {
+        case UInt8(ascii: "c"), UInt8(ascii: "B"): return .bool(number.boolValue)
+        case UInt8(ascii: "d"), UInt8(ascii: "f"): return try real(number.doubleValue, path: path)
+        case UInt8(ascii: "Q"), UInt8(ascii: "L"), UInt8(ascii: "I"): return try unsigned(number.uint64Value, path: path)
+        default: return .integer(number.int64Value)
+        }
     }
 
     /// A ``PlistValue`` built by hand may still hold a NaN.

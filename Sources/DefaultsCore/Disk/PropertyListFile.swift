@@ -1,11 +1,8 @@
-import Foundation
+import FoundationEssentials
 
-/// The on-disk format of a domain: a property list whose root is a dictionary,
-/// read and written with Foundation's `PropertyListSerialization`.
-///
-/// Foundation hands numbers back as `NSNumber`; `as? Int` / `as? Bool` cannot tell
-/// `<integer>1</integer>`, `<real>1</real>` and `<true/>` apart, so the type is
-/// recovered from the number's `objCType`.
+/// The on-disk format of a domain: a property list whose root is a dictionary, XML or binary,
+/// read and written by ``XMLPropertyList`` and ``BinaryPropertyList`` (old-style text is read
+/// too, by ``OldStyleParser``). Integer, real and bool stay apart both ways.
 ///
 /// ```swift
 /// let bytes = try PropertyListFile.encode(["warp": true], format: .xml)
@@ -14,95 +11,85 @@ import Foundation
 public enum PropertyListFile {
     public enum Format: String, Sendable, CaseIterable {
         case xml, binary
-
-        var foundation: PropertyListSerialization.PropertyListFormat {
-            self == .xml ? .xml : .binary
-        }
     }
 
     /// Reads a property list (XML, binary or old-style text) whose root is a dictionary.
     public static func decode(_ data: Data) throws(DefaultsError) -> [String: PlistValue] {
-        let object: Any
-        do {
-            object = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
-        } catch {
-            throw DefaultsError(.invalidPlist, "not a property list: \(error.localizedDescription)")
-        }
-        guard case .dictionary(let values) = try plistValue(from: object) else {
+        guard case .dictionary(let values) = try decodeValue(data) else {
             throw DefaultsError(.invalidPlist, "the property list's root is not a dictionary")
         }
         return values
     }
 
+    /// Reads a property list (XML, binary or old-style text) of any root type.
+    public static func decodeValue(_ data: Data) throws(DefaultsError) -> PlistValue {
+        let bytes = Array(data)
+        if BinaryPropertyList.isBinary(bytes) { return try BinaryPropertyList.decode(bytes) }
+        if looksLikeXML(bytes) { return try XMLPropertyList.decode(bytes) }
+        let text: String
+        if bytes.starts(with: [0xFE, 0xFF]) || bytes.starts(with: [0xFF, 0xFE]) {
+            text = utf16(bytes)
+        } else {
+            guard let utf8 = String(validating: bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? bytes.dropFirst(3) : bytes[...], as: UTF8.self) else {
+                throw DefaultsError(.invalidPlist, "not a property list: the text is not UTF-8")
+            }
+            text = utf8
+        }
+        switch OldStyleParser.parse(text) {
+        case .success(let parsed): return parsed.value
+        case .failure(let failure):
+            throw DefaultsError(.invalidPlist, "not a property list: \(failure.message) (line \(failure.line))")
+        }
+    }
+
     public static func encode(_ values: [String: PlistValue], format: Format) throws(DefaultsError) -> Data {
-        do {
-            return try PropertyListSerialization.data(
-                fromPropertyList: foundationObject(.dictionary(values)), format: format.foundation, options: 0)
-        } catch {
-            throw DefaultsError(.internal, "could not serialize a property list: \(error.localizedDescription)")
+        for (_, value) in values { try checkFinite(value) }
+        switch format {
+        case .xml: return Data(XMLPropertyList.encode(.dictionary(values)))
+        case .binary: return Data(BinaryPropertyList.encode(.dictionary(values)))
         }
     }
 
-    /// Converts a Foundation property-list object to a ``PlistValue``.
-    public static func plistValue(from object: Any) throws(DefaultsError) -> PlistValue {
-        switch object {
-        case let string as String: return .string(string)
-        case let date as Date: return .date(date)
-        case let data as Data: return .data(data)
-        case let number as NSNumber: return try value(of: number)
-        case let array as [Any]:
-            var result: [PlistValue] = []
-            result.reserveCapacity(array.count)
-            for element in array { result.append(try plistValue(from: element)) }
-            return .array(result)
-        case let dictionary as [String: Any]:
-            var result: [String: PlistValue] = [:]
-            result.reserveCapacity(dictionary.count)
-            for (key, element) in dictionary { result[key] = try plistValue(from: element) }
-            return .dictionary(result)
-        case let dictionary as [AnyHashable: Any]:
-            var result: [String: PlistValue] = [:]
-            for (key, element) in dictionary {
-                guard let key = key.base as? String else {
-                    throw DefaultsError(.invalidPlist, "a dictionary key is not a string")
-                }
-                result[key] = try plistValue(from: element)
-            }
-            return .dictionary(result)
-        default:
-            throw DefaultsError(.invalidPlist, "unsupported property-list object of type \(type(of: object))")
-        }
-    }
-
-    package static func value(of number: NSNumber) throws(DefaultsError) -> PlistValue {
-        switch UInt8(bitPattern: number.objCType.pointee) {
-        case UInt8(ascii: "c"), UInt8(ascii: "B"): return .bool(number.boolValue)
-        case UInt8(ascii: "d"), UInt8(ascii: "f"):
-            let double = number.doubleValue
-            guard double.isFinite else { throw DefaultsError(.invalidPlist, "a real is not finite") }
-            return .real(double)
-        case UInt8(ascii: "Q"), UInt8(ascii: "L"), UInt8(ascii: "I"):
-            // Unsigned values come back as `Q`; those above Int64.max have no exact integer here.
-            let unsigned = number.uint64Value
-            guard unsigned <= UInt64(Int64.max) else {
-                throw DefaultsError(.invalidPlist, "the integer \(unsigned) is larger than a 64-bit signed integer")
-            }
-            return .integer(Int64(unsigned))
-        default: return .integer(number.int64Value)
-        }
-    }
-
-    /// Converts a ``PlistValue`` to the Foundation object `PropertyListSerialization` writes.
-    public static func foundationObject(_ value: PlistValue) -> Any {
+    /// A real must be finite to be written: neither format has a NaN a reader agrees on.
+    private static func checkFinite(_ value: PlistValue) throws(DefaultsError) {
         switch value {
-        case .string(let s): return s
-        case .integer(let i): return NSNumber(value: i)
-        case .real(let d): return NSNumber(value: d)
-        case .bool(let b): return b
-        case .date(let d): return d
-        case .data(let d): return d
-        case .array(let a): return a.map(foundationObject)
-        case .dictionary(let d): return d.mapValues(foundationObject)
+        case .real(let real) where !real.isFinite:
+            throw DefaultsError(.invalidValue, "a real is not finite")
+        case .array(let elements): for element in elements { try checkFinite(element) }
+        case .dictionary(let members): for (_, member) in members { try checkFinite(member) }
+        default: break
         }
+    }
+
+    /// XML when the first thing after whitespace is a declaration, a comment, a DOCTYPE or a
+    /// plist element; old-style text otherwise (its data, `<0fbd>`, starts with `<` too).
+    static func looksLikeXML(_ bytes: [UInt8]) -> Bool {
+        var index = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x09 || bytes[index] == 0x0A || bytes[index] == 0x0D {
+            index += 1
+        }
+        guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "<") else { return false }
+        if bytes[index + 1] == UInt8(ascii: "?") || bytes[index + 1] == UInt8(ascii: "!") { return true }
+        let name = bytes[(index + 1)...].prefix { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) }
+        return ["plist", "dict", "array", "string", "integer", "real", "true", "false", "date", "data", "key"]
+            .contains(String(decoding: name, as: UTF8.self))
+            && index + 1 + name.count < bytes.count && !isHexDigit(bytes[index + 1 + name.count])
+    }
+
+    private static func isHexDigit(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+            || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte)
+    }
+
+    private static func utf16(_ bytes: [UInt8]) -> String {
+        let bigEndian = bytes[0] == 0xFE
+        var units: [UInt16] = []
+        units.reserveCapacity(bytes.count / 2)
+        var index = 2
+        while index + 1 < bytes.count {
+            units.append(bigEndian ? UInt16(bytes[index]) << 8 | UInt16(bytes[index + 1]) : UInt16(bytes[index + 1]) << 8 | UInt16(bytes[index]))
+            index += 2
+        }
+        return String(decoding: units, as: UTF16.self)
     }
 }

@@ -122,13 +122,9 @@ extension Command {
         }
         let root: PlistValue
         do {
-            let object = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
-            root = try PropertyListFile.plistValue(from: object)
+            root = try PropertyListFile.decodeValue(data)
         } catch {
-            // A DefaultsError (a value with no PlistValue, such as a non-finite real) has its own
-            // message; its localizedDescription would be Foundation's generic one.
-            let reason = (error as? DefaultsError)?.message ?? error.localizedDescription
-            throw ToolError.failure("Could not parse property list from \(path) due to \(reason)")
+            throw ToolError.failure("Could not parse property list from \(path) due to \(error.message)")
         }
         guard case .dictionary(let values) = root else {
             throw ToolError.failure("Property list \(OldStyleText.describe(root)) was not a dictionary\nDefaults have not been changed.\n")

@@ -128,13 +128,7 @@ public enum ValueArguments {
     /// Old-style text or an XML fragment (`<integer>1</integer>`, `<dict>...</dict>`).
     static func parsePropertyList(_ text: String) -> PlistValue? {
         guard !text.isEmpty else { return nil }
-        let object: Any
-        do {
-            object = try PropertyListSerialization.propertyList(from: Data(text.utf8), options: [], format: nil)
-        } catch {
-            return nil
-        }
-        return try? PropertyListFile.plistValue(from: object)
+        return try? PropertyListFile.decodeValue(Data(text.utf8))
     }
 
     /// Hex digits, no `0x`; an odd count makes the first nibble a byte of its own.

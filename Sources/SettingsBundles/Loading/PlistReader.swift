@@ -2,8 +2,8 @@ import DefaultsCore
 import Foundation
 
 /// Reads a property-list file (a page, or a `.strings` file in plist form) with the tolerance of
-/// Apple's CoreFoundation reader, through Foundation's `PropertyListSerialization` and DefaultsCore's
-/// ``PropertyListFile/plistValue(from:)`` (which keeps integer, real and bool apart).
+/// Apple's CoreFoundation reader, through DefaultsCore's ``PropertyListFile/decodeValue(_:)``
+/// (which keeps integer, real and bool apart).
 enum PlistReader {
     struct Read {
         var value: PlistValue
@@ -20,7 +20,7 @@ enum PlistReader {
     static func read(_ data: Data) -> Result<Read, Failure> {
         guard !data.isEmpty else { return .failure(Failure(message: "the file is empty")) }
         if data.starts(with: Array("bplist".utf8)) {
-            return foundation(data).map { Read(value: $0, format: .binary) }
+            return decode(data).map { Read(value: $0, format: .binary) }
         }
         guard let (text, encoding) = TextEncoding.decode(Array(data)) else {
             return .failure(Failure(message: "not valid text in \(TextEncoding.detect(Array(data)).encoding.rawValue)"))
@@ -33,7 +33,7 @@ enum PlistReader {
             // CF reads whitespace-only old-style text as an empty dictionary.
             return .success(Read(value: .dictionary([:]), format: .openStep, encoding: encoding))
         }
-        return foundation(Data(text.utf8)).map { Read(value: $0, format: .openStep, encoding: encoding) }
+        return decode(Data(text.utf8)).map { Read(value: $0, format: .openStep, encoding: encoding) }
     }
 
     /// CoreFoundation's XML reader skips whitespace, comments, processing instructions and a
@@ -52,19 +52,12 @@ enum PlistReader {
         } else {
             bytes = Data(("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" + text[prolog.rootStart...]).utf8)
         }
-        return foundation(bytes).map { Read(value: $0, format: .xml, encoding: encoding, prologProblem: problem) }
+        return decode(bytes).map { Read(value: $0, format: .xml, encoding: encoding, prologProblem: problem) }
     }
 
-    private static func foundation(_ data: Data) -> Result<PlistValue, Failure> {
-        let object: Any
-        do {
-            object = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
-        } catch {
-            let debug = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String
-            return .failure(Failure(message: debug ?? error.localizedDescription))
-        }
-        do {
-            return .success(try PropertyListFile.plistValue(from: object))
+    private static func decode(_ data: Data) -> Result<PlistValue, Failure> {
+        do throws(DefaultsError) {
+            return .success(try PropertyListFile.decodeValue(data))
         } catch {
             return .failure(Failure(message: error.message))
         }

@@ -1,32 +1,31 @@
-import DefaultsCore
-import Foundation
+import FoundationEssentials
 
 /// The old-style (OpenStep) property-list grammar that `.strings` files use, ported from
 /// CoreFoundation's CFOldStylePList.c.
 ///
-/// Foundation's `PropertyListSerialization` reads this syntax too, but we parse it ourselves
-/// because a diagnostic needs what it hides: the line of a syntax error, duplicate keys (CF keeps
+/// It reads old-style property lists for ``PropertyListFile`` (`import`'s text), and `.strings`
+/// files for the Settings bundles, whose diagnostics need what a plain reader hides: the line of a syntax error, duplicate keys (CF keeps
 /// the last one silently), an empty key, and text after the last entry that CF silently drops.
 /// Owned by the single `parse` call that creates it.
-struct OldStyleParser {
-    struct Failure: Error, Hashable {
-        var message: String
-        var line: Int
+package struct OldStyleParser {
+    package struct Failure: Error, Hashable {
+        package var message: String
+        package var line: Int
     }
 
-    struct Duplicate: Hashable {
-        var key: String
-        var firstLine: Int
-        var line: Int
+    package struct Duplicate: Hashable {
+        package var key: String
+        package var firstLine: Int
+        package var line: Int
     }
 
     /// The parsed object, with what the grammar accepts silently but a diagnostic should mention.
-    struct Parsed {
-        var value: PlistValue
-        var duplicates: [Duplicate] = []
-        var emptyKeyLines: [Int] = []
+    package struct Parsed {
+        package var value: PlistValue
+        package var duplicates: [Duplicate] = []
+        package var emptyKeyLines: [Int] = []
         /// The line of text after the last entry that cannot start an entry (ignored, as CF does).
-        var trailingTextLine: Int?
+        package var trailingTextLine: Int?
     }
 
     private let units: [UInt16]
@@ -44,7 +43,7 @@ struct OldStyleParser {
 
     /// Parses a whole file. Its top level is one object, or, as in every `.strings` file, the
     /// content of a dictionary without braces. Whitespace and comments only make an empty dictionary.
-    static func parse(_ text: String) -> Result<Parsed, Failure> {
+    package static func parse(_ text: String) -> Result<Parsed, Failure> {
         var parser = OldStyleParser(text)
         do throws(Failure) {
             guard parser.skipWhitespaceAndComments() else { return .success(Parsed(value: .dictionary([:]))) }
