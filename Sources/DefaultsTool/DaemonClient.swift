@@ -64,9 +64,7 @@ public final class DaemonClient {
 
     /// The domains that hold values, of the variant `host` names.
     public func domains(host: DomainName.Host = .any) throws -> [DomainName] {
-        let answer = try call("domains") { w in
-            if host == .current { w.key("host"); w.string(DomainName.Host.currentWireValue) }
-        }
+        let answer = try call("domains") { $0.host(host) }
         guard case .array(let names)? = answer["domains"] else { return [] }
         return names.compactMap { if case .string(let s) = $0 { try? DomainName(s, host: host) } else { nil } }
     }

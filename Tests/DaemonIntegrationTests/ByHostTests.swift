@@ -64,7 +64,9 @@ import Testing
         #expect(try anyHost.readEvent().hasPrefix(
             #"{"event":"didChange","domain":"\#(Self.domain)","generation":1,"changes":{"scale":1},"origin":{"pid":"#))
 
-        // A hand edit of the by-host file is taken in like any other.
+        // A hand edit of the by-host file is taken in like any other (made once the daemon's own
+        // write is on disk, so the edit comes after it).
+        #expect(try writer.request(#"{"op":"synchronize"}"#) == #"{"ok":true}"#)
         let path = daemon.storagePath + "/" + byHostFile
         try PropertyListFile.encode(["scale": .integer(3)], format: .xml).write(to: URL(fileURLWithPath: path + ".new"))
         #expect(rename(path + ".new", path) == 0)
@@ -124,6 +126,17 @@ import Testing
         #expect(try stored(daemon, "ByHost/\(Self.domain).\(id).plist") == ["scale": .integer(2)])
     }
 
+    @Test func aNameTooLongForAByHostFileIsRefusedAndHasNoByHostLayer() throws {
+        let daemon = try DaemonProcess()
+        let client = try daemon.connect()
+        let long = "com." + String(repeating: "x", count: DomainName.maximumByHostBytes - 3)
+        #expect(try client.request(#"{"op":"set","domain":"\#(long)","host":"current","key":"k","value":1}"#).contains(#""code":"invalid_domain""#))
+        #expect(try client.request(#"{"op":"set","domain":"\#(long)","key":"k","value":1}"#) == #"{"ok":true,"generation":1}"#)
+        #expect(try client.request(#"{"op":"lookup","domain":"\#(long)","key":"k"}"#)
+            == #"{"ok":true,"value":1,"domain":"\#(long)","layer":"persistent"}"#)
+        #expect(try client.request(#"{"op":"synchronize"}"#) == #"{"ok":true}"#)
+    }
+
     @Test func theCommandTakesCurrentHostAndOnlyThisMachinesName() throws {
         let daemon = try DaemonProcess()
         func defaults(_ arguments: String...) throws -> DefaultsCommandTests.Result { try DefaultsCommandTests.run(daemon, arguments) }
@@ -139,6 +152,11 @@ import Testing
         let other = try defaults("-host", "not-this-machine", "read", Self.domain)
         #expect(other.status == 1)
         #expect(other.message.hasPrefix("-host not-this-machine names another machine; defaultsd serves only the one it runs on ("))
+        // Commands that read both variants, or the any-host one only, say so rather than ignore it.
+        #expect(try defaults("-currentHost", "read-effective", Self.domain).message
+            == "read-effective shows both variants of a domain already; leave out -currentHost\n")
+        #expect(try defaults("-currentHost", "settings").status == 1)
+        #expect(try defaults("read-effective", Self.domain).out == "{\n    scale = 2;  // current host\n}\n")
         #expect(try defaults("-currentHost", "delete", Self.domain).status == 0)
         #expect(try defaults("-currentHost", "read", Self.domain).status == 1)
         #expect(try defaults("read", Self.domain, "scale").out == "1\n")

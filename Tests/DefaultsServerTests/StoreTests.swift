@@ -216,9 +216,11 @@ final class StoreFixture {
         #expect(try PropertyListFile.decode(Data(contentsOf: URL(fileURLWithPath: byHost + ".GlobalPreferences.\(StoreFixture.machineID).plist")))
             == ["theme": "light"])
         #expect(!FileManager.default.fileExists(atPath: fixture.directory + "/com.example.bridge.plist"))
-        #expect(GenerationLedger(files: DomainFiles(directory: fixture.directory, format: .xml)).load()
-            == [domain.currentHost: 1, DomainName.global.currentHost: 1])
         let files = DomainFiles(directory: fixture.directory, format: .xml, machineID: StoreFixture.machineID)
+        #expect(GenerationLedger(files: files).load() == [domain.currentHost: 1, DomainName.global.currentHost: 1])
+        // Another machine sharing the directory does not take them for its own.
+        let other = DomainFiles(directory: fixture.directory, format: .xml, machineID: String(repeating: "f", count: 32))
+        #expect(GenerationLedger(files: other).load() == [:])
         #expect(Set(files.storedDomains()) == [domain.currentHost, DomainName.global.currentHost])
         // Another machine's by-host file is not this machine's domain.
         #expect(files.domain(ofFile: "com.example.bridge.ffffffffffffffffffffffffffffffff.plist", inByHostFolder: true) == nil)

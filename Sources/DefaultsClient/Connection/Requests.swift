@@ -18,7 +18,7 @@ enum Requests {
             writer.key("domains"); writer.beginArray()
             for domain in domains { writer.string(domain.rawValue) }
             writer.endArray()
-            if host == .current { writer.key("host"); writer.string(DomainName.Host.currentWireValue) }
+            writer.host(host)
         }
     }
 

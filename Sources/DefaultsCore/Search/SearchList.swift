@@ -106,7 +106,7 @@ public struct SearchList: Sendable, Hashable {
         var seen: Set<DomainName> = []
         let persistent = ([appDomain].compactMap { $0 } + suites + [.global]).filter { seen.insert($0).inserted }
         return persistent.map(Layer.managed) + (searchesArguments ? [.argument] : [])
-            + persistent.flatMap { [Layer.persistent($0.currentHost), .persistent($0)] }
+            + persistent.flatMap { $0.hasByHostVariant ? [Layer.persistent($0.currentHost), .persistent($0)] : [.persistent($0)] }
             + persistent.filter { $0 != .global }.map(Layer.bundle) + [.registration]
     }
 }

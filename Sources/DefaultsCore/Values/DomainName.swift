@@ -2,8 +2,10 @@
 /// host's variant of it is meant: the domain every machine sharing the home directory sees, or
 /// this machine's own (a by-host domain, `-currentHost` on macOS).
 ///
-/// Names are 1–255 bytes of `[A-Za-z0-9._-]`, do not start with `.` and never contain `..`,
-/// so a name can never leave the storage directory when it becomes a file name.
+/// Names are 1–249 bytes of `[A-Za-z0-9._-]`, do not start with `.` and never contain `..`,
+/// so a name can never leave the storage directory when it becomes a file name, and
+/// `<name>.plist` fits a file name (255 bytes); a by-host name at most 216 bytes, as its file
+/// name adds the machine id.
 ///
 /// ```swift
 /// let domain = try DomainName("com.example.bridge")
@@ -30,7 +32,16 @@ public struct DomainName: Sendable, Hashable, Comparable, CustomStringConvertibl
     /// The folder of the storage directory that holds by-host domains, as on macOS.
     public static let byHostFolder = "ByHost"
 
+    /// The longest name, and the longest of a by-host domain (`.<32-digit machine id>.plist` follows it).
+    public static let maximumBytes = 249
+    public static let maximumByHostBytes = 255 - 39
+
     public init(_ name: String, host: Host = .any) throws(DefaultsError) {
+        if host == .current, name.utf8.count > DomainName.maximumByHostBytes {
+            throw DefaultsError(
+                .invalidDomain,
+                "invalid domain name \(DomainName.quoted(name)): a by-host domain's name is at most \(DomainName.maximumByHostBytes) bytes")
+        }
         guard let problem = DomainName.problem(with: name) else {
             self.rawValue = name
             self.host = host
@@ -44,11 +55,13 @@ public struct DomainName: Sendable, Hashable, Comparable, CustomStringConvertibl
         self.host = host
     }
 
-    /// This machine's variant of the domain.
+    /// This machine's variant of the domain (see ``hasByHostVariant``).
     public var currentHost: DomainName { DomainName(unchecked: rawValue, host: .current) }
     /// The variant every machine sees.
     public var anyHost: DomainName { DomainName(unchecked: rawValue, host: .any) }
     public var isCurrentHost: Bool { host == .current }
+    /// Whether the name is short enough for a by-host variant's file name.
+    public var hasByHostVariant: Bool { rawValue.utf8.count <= DomainName.maximumByHostBytes }
 
     /// The file that holds the any-host variant inside the storage directory.
     public var fileName: String { baseName + ".plist" }
@@ -86,7 +99,7 @@ public struct DomainName: Sendable, Hashable, Comparable, CustomStringConvertibl
         var name = name
         return name.withUTF8 { utf8 -> String? in
             if utf8.isEmpty { return "it is empty" }
-            if utf8.count > 255 { return "it is longer than 255 bytes" }
+            if utf8.count > maximumBytes { return "it is longer than \(maximumBytes) bytes" }
             if utf8[0] == UInt8(ascii: ".") { return "it starts with '.'" }
             var previousWasDot = false
             for byte in utf8 {

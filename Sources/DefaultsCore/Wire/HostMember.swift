@@ -30,6 +30,11 @@ extension JSONWriter {
     /// Writes the `domain` member, followed by `"host":"current"` for a by-host domain.
     public mutating func domain(_ domain: DomainName) {
         key(literal: "domain"); string(domain.rawValue)
-        if domain.isCurrentHost { key(literal: "host"); string(DomainName.Host.currentWireValue) }
+        host(domain.host)
+    }
+
+    /// Writes `"host":"current"` for a by-host request (`subscribe`, `domains`); nothing for any host.
+    public mutating func host(_ host: DomainName.Host) {
+        if host == .current { key(literal: "host"); string(DomainName.Host.currentWireValue) }
     }
 }

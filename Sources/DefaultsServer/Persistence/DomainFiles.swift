@@ -35,6 +35,7 @@ struct DomainFiles: Sendable {
     /// The domain's file; nil for a by-host domain on a machine without an id.
     func path(of domain: DomainName) -> String? {
         guard domain.isCurrentHost else { return directory + "/" + domain.fileName }
+        guard domain.hasByHostVariant else { return nil }
         return machineID.map { byHostDirectory + "/" + domain.byHostFileName(machineID: $0) }
     }
 
@@ -185,8 +186,10 @@ struct DomainFiles: Sendable {
     func remove(_ domain: DomainName) throws(DefaultsError) {
         guard let path = path(of: domain) else { return }
         versions.rememberRemoval(of: domain)
-        if unlink(path) != 0 && errno != ENOENT {
-            throw DefaultsError(.ioError, "cannot remove \(path): \(String(cString: strerror(errno)))")
+        if unlink(path) != 0 {
+            guard errno == ENOENT else { throw DefaultsError(.ioError, "cannot remove \(path): \(String(cString: strerror(errno)))") }
+            // Its folder (ByHost) may be gone too: then there is nothing to make durable.
+            guard FileManager.default.fileExists(atPath: DomainFiles.folder(of: path)) else { return }
         }
         try syncDirectory(DomainFiles.folder(of: path))
     }

@@ -22,25 +22,29 @@ struct GenerationLedger: Sendable {
         else { return [:] }
         var result: [DomainName: Int64] = [:]
         for (name, value) in values {
-            if case .integer(let generation) = value, let domain = GenerationLedger.domain(named: name) { result[domain] = generation }
+            if case .integer(let generation) = value, let domain = domain(named: name) { result[domain] = generation }
         }
         return result
     }
 
-    /// A by-host domain's entry is `ByHost/<domain>`: no domain name has a `/`.
-    private static func entry(of domain: DomainName) -> String {
-        domain.isCurrentHost ? DomainName.byHostFolder + "/" + domain.rawValue : domain.rawValue
+    /// A by-host domain's entry is its file's path, `ByHost/<domain>.<machine id>.plist` (no
+    /// domain name has a `/`): another machine sharing the directory never takes it for its own.
+    private func entry(of domain: DomainName) -> String? {
+        guard domain.isCurrentHost else { return domain.rawValue }
+        return files.machineID.map { DomainName.byHostFolder + "/" + domain.byHostFileName(machineID: $0) }
     }
 
-    private static func domain(named entry: String) -> DomainName? {
+    private func domain(named entry: String) -> DomainName? {
         let prefix = DomainName.byHostFolder + "/"
-        if entry.hasPrefix(prefix) { return (try? DomainName(String(entry.dropFirst(prefix.count))))?.currentHost }
-        return try? DomainName(entry)
+        guard entry.hasPrefix(prefix) else { return try? DomainName(entry) }
+        return files.domain(ofFile: String(entry.dropFirst(prefix.count)), inByHostFolder: true)
     }
 
     func write(_ generations: [DomainName: Int64]) throws(DefaultsError) {
         var values: [String: PlistValue] = [:]
-        for (domain, generation) in generations { values[GenerationLedger.entry(of: domain)] = .integer(generation) }
+        for (domain, generation) in generations {
+            if let entry = entry(of: domain) { values[entry] = .integer(generation) }
+        }
         try files.writeAtomically(try PropertyListFile.encode(values, format: .binary), to: path)
     }
 }

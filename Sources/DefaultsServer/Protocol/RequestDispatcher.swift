@@ -73,7 +73,8 @@ struct RequestDispatcher {
             if request.has("key") {
                 return .value(state.values[try request.key()], generation: state.generation)
             }
-            guard let forced = store.managed.forced[domain.anyHost] else {
+            // Forced keys are told with the domain every host sees, which a managed change re-reads.
+            guard !domain.isCurrentHost, let forced = store.managed.forced[domain] else {
                 return Reply([("value", .values(state.values)), ("generation", .integer(state.generation))])
             }
             return Reply([("value", .values(state.values)), ("generation", .integer(state.generation)), ("forced", .values(forced))])
@@ -236,15 +237,18 @@ struct RequestDispatcher {
     /// Runs on the loop: it reads the store.
     private func describeBundle(_ request: Request, of domain: DomainName, in bundle: SettingsBundle) throws(DefaultsError) -> Reply {
         let path = bundle.directory.path
+        // Each row's value as the app reads it from its domain: forced, else this machine's
+        // by-host value, else the domain's own (the search list's order within one domain).
         var stored: [DomainName: [String: PlistValue]] = [:]
         for suite in [domain] + bundle.specifiers.compactMap(\.suite) where stored[suite] == nil {
             stored[suite] = try store.values(of: suite)
+            if suite.hasByHostVariant { stored[suite.currentHost] = try store.values(of: suite.currentHost) }
         }
         let forced = store.managed.forced
         let lookup: ValueLookup = { key, suite in
             let owner = suite ?? domain
             if let value = forced[owner]?[key] { return StoredValue(value, origin: owner.rawValue, isForced: true) }
-            return stored[owner]?[key].map { StoredValue($0, origin: owner.rawValue) }
+            return (stored[owner.currentHost]?[key] ?? stored[owner]?[key]).map { StoredValue($0, origin: owner.rawValue) }
         }
         let pane: PaneDescription?
         if let file = try request.optionalString("pane") {

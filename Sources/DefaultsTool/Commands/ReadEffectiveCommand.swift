@@ -13,6 +13,9 @@ extension Command {
     /// `read-effective <domain> [<key>]`: each key's effective value and the layer it comes from
     /// (managed, current host, user, bundle default), which macOS's `defaults` cannot show.
     func readEffective(_ arguments: [String]) throws {
+        guard options.host == .any else {
+            throw ToolError.failure("read-effective shows both variants of a domain already; leave out -currentHost")
+        }
         var index = 0
         let domain = try domainArgument(arguments, at: &index)
         guard arguments.count - index <= 1 else { throw ToolError.usage }

@@ -8,6 +8,9 @@ extension Command {
     /// multi-value's choices, `--diagnostics` shows what the bundle's loader reported instead);
     /// `settings <domain> set <key or title> <value...>` changes a setting as Settings would.
     func settings(_ arguments: [String]) throws {
+        guard options.host == .any else {
+            throw ToolError.failure("settings has no by-host form: Settings bundles belong to the domain every host sees")
+        }
         var flags: Set<String> = []
         let words = arguments.filter { word in
             guard word == "--choices" || word == "--diagnostics" else { return true }

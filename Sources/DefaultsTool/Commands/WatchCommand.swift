@@ -26,7 +26,7 @@ extension Command {
                 w.key("domains"); w.beginArray()
                 for domain in domains { w.string(domain.domain.rawValue) }
                 w.endArray()
-                if options.host == .current { w.key("host"); w.string(DomainName.Host.currentWireValue) }
+                w.host(options.host)
             }
         }
         // Said on standard error once subscribed, so the output stays the events alone and a
@@ -46,7 +46,8 @@ extension Command {
     static func describeEvent(_ line: String, at time: Date) throws -> String {
         let event = try JSONParser.parse(line)
         guard case .string(let name)? = event["domain"], case .object(let changes)? = event["changes"] else { return "" }
-        let domain = event["host"] == .string(DomainName.Host.currentWireValue) ? name + " (current host)" : name
+        let host = DomainName.Host(wire: event["host"]) ?? .any
+        let domain = (try? DomainName(name, host: host))?.description ?? name
         var origin: [String] = []
         if case .string(let source)? = event["origin"]?["source"] { origin.append(source) }
         if case .integer(let pid)? = event["origin"]?["pid"] { origin.append("pid \(pid)") }
