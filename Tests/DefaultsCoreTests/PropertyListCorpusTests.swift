@@ -98,6 +98,14 @@ import Testing
         #expect(try BinaryPropertyList.decode(foundationBinary) == ["r": .real(1), "i": 1, "b": true, "u": "Siân"])
     }
 
+    @Test func oldStyleTextIsReadInTheEncodingsCoreFoundationDetects() throws {
+        let text = "{ officer = \"Siân\"; warpFactor = 9; }"
+        let utf16LE = Data([0xFF, 0xFE] + text.utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] })
+        #expect(try PropertyListFile.decode(utf16LE) == ["officer": "Siân", "warpFactor": "9"])
+        #expect(try PropertyListFile.decode(Data([0xEF, 0xBB, 0xBF] + Array(text.utf8))) == ["officer": "Siân", "warpFactor": "9"])
+        #expect(throws: DefaultsError.self) { try PropertyListFile.decode(Data([0x7B, 0xC3, 0x28, 0x7D])) }
+    }
+
     @Test func hostileBinaryFilesAreErrorsNotCrashes() throws {
         var good = BinaryPropertyList.encode(["a": [1, 2, 3], "b": "text"])
         // Every truncation, and every single byte flipped, is either read or refused.

@@ -29,6 +29,16 @@ import Testing
         #expect(SearchList(appDomain: app).storedDomains == [app.currentHost, app, DomainName.global.currentHost, .global])
     }
 
+    @Test func oneDomainsLayersAreItsSliceOfTheList() throws {
+        #expect(SearchList.layers(of: app) == [.managed(app), .persistent(app.currentHost), .persistent(app), .bundle(app)])
+        #expect(SearchList.layers(of: app.currentHost) == SearchList.layers(of: app))
+        #expect(SearchList.layers(of: .global)
+            == [.managed(.global), .persistent(DomainName.global.currentHost), .persistent(.global)])
+        // A name too long for a by-host file has no by-host layer.
+        let long = try DomainName(String(repeating: "x", count: DomainName.maximumByHostBytes + 1))
+        #expect(SearchList.layers(of: long) == [.managed(long), .persistent(long), .bundle(long)])
+    }
+
     @Test func suitesAreAddedBeforeTheGlobalDomainAndNeverTwice() {
         var list = SearchList(appDomain: app)
         let added = [list.addSuite(suite), list.addSuite(other), list.addSuite(suite), list.addSuite(app), list.addSuite(.global)]

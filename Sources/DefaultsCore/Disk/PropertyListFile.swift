@@ -26,14 +26,8 @@ public enum PropertyListFile {
         let bytes = Array(data)
         if BinaryPropertyList.isBinary(bytes) { return try BinaryPropertyList.decode(bytes) }
         if looksLikeXML(bytes) { return try XMLPropertyList.decode(bytes) }
-        let text: String
-        if bytes.starts(with: [0xFE, 0xFF]) || bytes.starts(with: [0xFF, 0xFE]) {
-            text = utf16(bytes)
-        } else {
-            guard let utf8 = String(validating: bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? bytes.dropFirst(3) : bytes[...], as: UTF8.self) else {
-                throw DefaultsError(.invalidPlist, "not a property list: the text is not UTF-8")
-            }
-            text = utf8
+        guard let (text, _) = TextEncoding.decode(bytes) else {
+            throw DefaultsError(.invalidPlist, "not a property list: the text is not valid \(TextEncoding.detect(bytes).encoding.rawValue)")
         }
         switch OldStyleParser.parse(text) {
         case .success(let parsed): return parsed.value
@@ -79,17 +73,5 @@ public enum PropertyListFile {
     private static func isHexDigit(_ byte: UInt8) -> Bool {
         (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
             || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte)
-    }
-
-    private static func utf16(_ bytes: [UInt8]) -> String {
-        let bigEndian = bytes[0] == 0xFE
-        var units: [UInt16] = []
-        units.reserveCapacity(bytes.count / 2)
-        var index = 2
-        while index + 1 < bytes.count {
-            units.append(bigEndian ? UInt16(bytes[index]) << 8 | UInt16(bytes[index + 1]) : UInt16(bytes[index + 1]) << 8 | UInt16(bytes[index]))
-            index += 2
-        }
-        return String(decoding: units, as: UTF16.self)
     }
 }

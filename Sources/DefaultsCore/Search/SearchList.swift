@@ -27,12 +27,20 @@ public struct SearchList: Sendable, Hashable {
         case registration
 
         /// The domain `lookup` names: the domain, `NSArgumentDomain` or `NSRegistrationDomain`
-    /// (a by-host domain's answer adds `"host":"current"`).
+        /// (a by-host domain's answer adds `"host":"current"`).
         public var name: String {
             switch self {
             case .argument: "NSArgumentDomain"
             case .managed(let domain), .persistent(let domain), .bundle(let domain): domain.rawValue
             case .registration: "NSRegistrationDomain"
+            }
+        }
+
+        /// The persistent domain the layer belongs to; nil for the volatile ones.
+        public var domain: DomainName? {
+            switch self {
+            case .managed(let domain), .persistent(let domain), .bundle(let domain): domain
+            case .argument, .registration: nil
             }
         }
 
@@ -86,6 +94,13 @@ public struct SearchList: Sendable, Hashable {
     public mutating func removeSuite(_ suite: DomainName) {
         suites.removeAll { $0 == suite }
         layers = computeLayers()
+    }
+
+    /// The layers one domain contributes to any list, in the list's order: what is forced on it,
+    /// its by-host variant, its own values, its Settings bundle defaults. For `read-effective`
+    /// and `describeBundle`, which show one domain as an app reads it.
+    public static func layers(of domain: DomainName) -> [Layer] {
+        SearchList(appDomain: domain.anyHost).layers.filter { $0.domain?.anyHost == domain.anyHost }
     }
 
     /// Whether a change to `domain` can change what this list resolves.

@@ -197,7 +197,7 @@ struct DomainFiles: Sendable {
     /// The domains that have a file: every any-host domain, and this machine's by-host domains.
     func storedDomains() -> [DomainName] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        let byHost = machineID == nil ? [] : (try? FileManager.default.contentsOfDirectory(atPath: byHostDirectory)) ?? []
+        let byHost = (try? FileManager.default.contentsOfDirectory(atPath: byHostDirectory)) ?? []
         return names.compactMap(DomainName.fromFileName) + byHost.compactMap { domain(ofFile: $0, inByHostFolder: true) }
     }
 

@@ -61,8 +61,8 @@ struct Request {
         has(name) ? try string(name) : nil
     }
 
-    /// A domain named by parameter `name`. The `"domain"` parameter itself is read through
-    /// ``Session/domain(of:)``, which reuses the connection's last domain.
+    /// A domain named by parameter `name`, the variant every host sees. A request's `"domain"`
+    /// with its `"host"` is read through ``Session/domain(of:)``.
     func domain(_ name: StaticString) throws(DefaultsError) -> DomainName {
         try DomainName(try string(name))
     }

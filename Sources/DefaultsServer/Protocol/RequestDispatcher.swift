@@ -237,18 +237,26 @@ struct RequestDispatcher {
     /// Runs on the loop: it reads the store.
     private func describeBundle(_ request: Request, of domain: DomainName, in bundle: SettingsBundle) throws(DefaultsError) -> Reply {
         let path = bundle.directory.path
-        // Each row's value as the app reads it from its domain: forced, else this machine's
-        // by-host value, else the domain's own (the search list's order within one domain).
-        var stored: [DomainName: [String: PlistValue]] = [:]
-        for suite in [domain] + bundle.specifiers.compactMap(\.suite) where stored[suite] == nil {
-            stored[suite] = try store.values(of: suite)
-            if suite.hasByHostVariant { stored[suite.currentHost] = try store.values(of: suite.currentHost) }
+        // Each row's value as the app reads it from its domain, in the search list's order for
+        // that domain; the bundle's own default is the describer's to fill in.
+        var layers: [DomainName: [(isForced: Bool, values: [String: PlistValue])]] = [:]
+        for owner in [domain] + bundle.specifiers.compactMap(\.suite) where layers[owner] == nil {
+            var found: [(isForced: Bool, values: [String: PlistValue])] = []
+            for layer in SearchList.layers(of: owner) {
+                switch layer {
+                case .managed(let forced): found.append((true, store.managed.forced[forced] ?? [:]))
+                case .persistent(let variant): found.append((false, try store.values(of: variant)))
+                case .bundle, .argument, .registration: break
+                }
+            }
+            layers[owner] = found
         }
-        let forced = store.managed.forced
         let lookup: ValueLookup = { key, suite in
             let owner = suite ?? domain
-            if let value = forced[owner]?[key] { return StoredValue(value, origin: owner.rawValue, isForced: true) }
-            return (stored[owner.currentHost]?[key] ?? stored[owner]?[key]).map { StoredValue($0, origin: owner.rawValue) }
+            for layer in layers[owner] ?? [] {
+                if let value = layer.values[key] { return StoredValue(value, origin: owner.rawValue, isForced: layer.isForced) }
+            }
+            return nil
         }
         let pane: PaneDescription?
         if let file = try request.optionalString("pane") {

@@ -1,17 +1,9 @@
 import DefaultsCore
 
 extension Command {
-    /// Where a key's effective value comes from, in the order an app's lookup takes them.
-    /// Registration defaults are not among them: each app registers its own, on its connection.
-    enum EffectiveLayer: String, CaseIterable {
-        case managed
-        case currentHost = "current host"
-        case user
-        case bundleDefault = "bundle default"
-    }
-
     /// `read-effective <domain> [<key>]`: each key's effective value and the layer it comes from
     /// (managed, current host, user, bundle default), which macOS's `defaults` cannot show.
+    /// The layers and their order are the shared search list's for one domain.
     func readEffective(_ arguments: [String]) throws {
         guard options.host == .any else {
             throw ToolError.failure("read-effective shows both variants of a domain already; leave out -currentHost")
@@ -26,7 +18,7 @@ extension Command {
                 printJSON(.dictionary(effective.mapValues(Command.json)))
             } else {
                 console.print(OldStyleText.describe(
-                    .dictionary(effective.mapValues(\.value)), annotations: effective.mapValues(\.layer.rawValue)) + "\n")
+                    .dictionary(effective.mapValues(\.value)), annotations: effective.mapValues(\.layer)) + "\n")
             }
             return
         }
@@ -37,29 +29,41 @@ extension Command {
         if options.json {
             printJSON(Command.json(found))
         } else {
-            console.print(OldStyleText.plain(found.value) + "  // " + found.layer.rawValue + "\n")
+            console.print(OldStyleText.plain(found.value) + "  // " + found.layer + "\n")
         }
     }
 
-    private static func json(_ found: (value: PlistValue, layer: EffectiveLayer)) -> PlistValue {
-        .dictionary(["value": found.value, "layer": .string(found.layer.rawValue)])
+    private static func json(_ found: (value: PlistValue, layer: String)) -> PlistValue {
+        .dictionary(["value": found.value, "layer": .string(found.layer)])
+    }
+
+    /// How `read-effective` names a layer. Registration defaults never show: each app registers
+    /// its own, on its own connection.
+    private static func label(_ layer: SearchList.Layer) -> String {
+        switch layer {
+        case .managed: "managed"
+        case .persistent(let domain): domain.isCurrentHost ? "current host" : "user"
+        case .bundle: "bundle default"
+        case .argument: "argument"
+        case .registration: "registration"
+        }
     }
 
     /// Every key of the domain's layers, each with the value of the first layer that has it.
-    private func effectiveValues(of domain: DomainName) throws -> [String: (value: PlistValue, layer: EffectiveLayer)] {
+    private func effectiveValues(of domain: DomainName) throws -> [String: (value: PlistValue, layer: String)] {
         let client = try connect()
         let answer = try client.call("get") { $0.domain(domain) }
-        var layers: [EffectiveLayer: [String: PlistValue]] = [
-            .managed: try Command.values(answer["forced"]),
-            .currentHost: try client.values(of: domain.currentHost),
-            .user: try Command.values(answer["value"]),
-        ]
-        if domain != .global {
-            layers[.bundleDefault] = try Command.values(try client.call("bundleDefaults") { $0.domain(domain) }["values"])
-        }
-        var effective: [String: (value: PlistValue, layer: EffectiveLayer)] = [:]
-        for layer in EffectiveLayer.allCases.reversed() {
-            for (key, value) in layers[layer] ?? [:] { effective[key] = (value, layer) }
+        var effective: [String: (value: PlistValue, layer: String)] = [:]
+        for layer in SearchList.layers(of: domain) {
+            let values: [String: PlistValue] =
+                switch layer {
+                case .managed: try Command.values(answer["forced"])
+                case .persistent(let variant) where variant.isCurrentHost: try client.values(of: variant)
+                case .persistent: try Command.values(answer["value"])
+                case .bundle: try Command.values(try client.call("bundleDefaults") { $0.domain(domain) }["values"])
+                case .argument, .registration: [:]
+                }
+            for (key, value) in values where effective[key] == nil { effective[key] = (value, Command.label(layer)) }
         }
         return effective
     }

@@ -1,5 +1,5 @@
-/// The text encodings Apple's property-list and `.strings` readers recognise, detected the way
-/// CoreFoundation does: a byte-order mark, else a zero in the first two bytes means UTF-16
+/// The text encodings Apple's property-list and `.strings` readers recognise (old-style text for
+/// ``PropertyListFile``, `.strings` files for the Settings bundles), detected the way CoreFoundation does: a byte-order mark, else a zero in the first two bytes means UTF-16
 /// without a mark, else UTF-8.
 ///
 /// ```swift
@@ -16,7 +16,7 @@ public enum TextEncoding: String, Sendable, Hashable, CaseIterable {
     case utf32BEWithBOM = "UTF-32BE+BOM"
 
     /// The encoding of `bytes` and the length of its byte-order mark.
-    static func detect(_ bytes: [UInt8]) -> (encoding: TextEncoding, markLength: Int) {
+    public static func detect(_ bytes: [UInt8]) -> (encoding: TextEncoding, markLength: Int) {
         func starts(_ prefix: [UInt8]) -> Bool {
             bytes.count >= prefix.count && Array(bytes.prefix(prefix.count)) == prefix
         }
@@ -32,7 +32,7 @@ public enum TextEncoding: String, Sendable, Hashable, CaseIterable {
 
     /// Decodes `bytes`, or nil when they are not valid text in the detected encoding (a lone
     /// surrogate, a truncated UTF-8 sequence): Apple's readers refuse such a file rather than guess.
-    static func decode(_ bytes: [UInt8]) -> (text: String, encoding: TextEncoding)? {
+    public static func decode(_ bytes: [UInt8]) -> (text: String, encoding: TextEncoding)? {
         let (encoding, markLength) = detect(bytes)
         let body = bytes.dropFirst(markLength)
         switch encoding {
