@@ -135,6 +135,7 @@ import Testing
         #expect(try client.request(#"{"op":"lookup","domain":"\#(long)","key":"k"}"#)
             == #"{"ok":true,"value":1,"domain":"\#(long)","layer":"persistent"}"#)
         #expect(try client.request(#"{"op":"synchronize"}"#) == #"{"ok":true}"#)
+        #expect(try DefaultsCommandTests.run(daemon, ["read-effective", long]).out == "{\n    k = 1;  // user\n}\n")
     }
 
     @Test func theCommandTakesCurrentHostAndOnlyThisMachinesName() throws {
