@@ -15,6 +15,9 @@ public protocol ServiceManagerLink: Sendable {
     func stopping()
     /// How often `watchdog()` must be called, if the manager watches.
     var watchdogInterval: TimeAmount? { get }
+    /// Whether a manager reads `status`; without one the daemon keeps no timer for it, so an
+    /// idle daemon does not wake.
+    var readsStatus: Bool { get }
 }
 
 /// The link used in a terminal: tells nobody.
@@ -26,4 +29,5 @@ public struct NoServiceManager: ServiceManagerLink {
     public func reloading() {}
     public func stopping() {}
     public var watchdogInterval: TimeAmount? { nil }
+    public var readsStatus: Bool { false }
 }

@@ -1,4 +1,6 @@
-import Foundation
+import DefaultsCore
+import FoundationEssentials
+import Glibc
 
 /// Where `defaults` writes: standard output, and standard error in macOS's NSLog form.
 public struct Console: Sendable {
@@ -6,8 +8,8 @@ public struct Console: Sendable {
     public var standardError: @Sendable (String) -> Void
 
     public static let process = Console(
-        standardOutput: { text in FileHandle.standardOutput.write(Data(text.utf8)) },
-        standardError: { text in FileHandle.standardError.write(Data(text.utf8)) })
+        standardOutput: { text in FileDescriptorIO.write(text, to: STDOUT_FILENO) },
+        standardError: { text in FileDescriptorIO.write(text, to: STDERR_FILENO) })
 
     /// Output of `read` and `find`: encoded as macOS's printer does (`NonLossyASCII`).
     public func print(_ text: String) { standardOutput(NonLossyASCII.encode(text)) }
@@ -23,9 +25,10 @@ public struct Console: Sendable {
         var parts = tm()
         var seconds = now.tv_sec
         localtime_r(&seconds, &parts)
-        let stamp = String(
-            format: "%04d-%02d-%02d %02d:%02d:%02d.%03d", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
-            Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), now.tv_nsec / 1_000_000)
+        let milliseconds = Int32(now.tv_nsec / 1_000_000)
+        let stamp = SystemText.format(
+            "%04d-%02d-%02d %02d:%02d:%02d.%03d", parts.tm_year + 1900, parts.tm_mon + 1,
+            parts.tm_mday, parts.tm_hour, parts.tm_min, parts.tm_sec, milliseconds)
         // defaults is single-threaded: its main thread's id is the process id on Linux.
         let line = "\(stamp) defaults[\(getpid()):\(getpid())] \(message)"
         standardError(line.hasSuffix("\n") ? line : line + "\n")

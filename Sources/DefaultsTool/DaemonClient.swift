@@ -1,5 +1,6 @@
 import DefaultsCore
-import Foundation
+import FoundationEssentials
+import Glibc
 import LineSocket
 
 /// The `defaults` tool's connection to defaultsd: one blocking request at a time.

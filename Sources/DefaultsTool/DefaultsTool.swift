@@ -1,5 +1,6 @@
 import DefaultsCore
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The `defaults` command: macOS `defaults(1)` over defaultsd, plus `watch`, `sync` and `--json`.
 ///
@@ -9,7 +10,7 @@ import Foundation
 public enum DefaultsTool {
     /// Runs one command; returns the exit status (0, 1, or 255 for a usage error).
     public static func run(_ arguments: [String], environment: [String: String], console: Console = .process,
-                           standardInput: @escaping () -> Data = { FileHandle.standardInput.readDataToEndOfFile() }) -> Int32 {
+                           standardInput: (() -> Data)? = nil) -> Int32 {
         var options = Options(environment: environment)
         var words: [String] = []
         var index = 0
@@ -38,7 +39,9 @@ public enum DefaultsTool {
             index += 1
         }
         guard let verb = words.first else { return usage(console) }
-        let command = Command(console: console, options: options, standardInput: standardInput)
+        let command = Command(
+            console: console, options: options,
+            standardInput: standardInput ?? { FileDescriptorIO.readToEnd(STDIN_FILENO) ?? Data() })
         do {
             try command.run(verb: verb.lowercased(), Array(words.dropFirst()))
             return 0

@@ -1,5 +1,5 @@
 import DefaultsCore
-import Foundation
+import FoundationEssentials
 
 /// A Settings bundle (`Settings.bundle`, `InAppSettings.bundle`, ...) as the Settings app would
 /// show it: the pages reached from the root, in one language, for one idiom, with every finding.

@@ -1,5 +1,6 @@
 import CSystemd
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The daemon's link to systemd, through libsystemd: readiness and status notifications,
 /// socket activation and the watchdog. The only code in the project that imports C.
@@ -18,6 +19,9 @@ public enum Systemd {
     public static func notify(_ lines: String...) -> Bool {
         sd_notify(0, lines.joined(separator: "\n")) > 0
     }
+
+    /// True when a service manager listens for notifications (`NOTIFY_SOCKET` is set).
+    public static var isNotifying: Bool { getenv("NOTIFY_SOCKET") != nil }
 
     /// `RELOADING=1` with the `MONOTONIC_USEC` that systemd 253+ expects, then whatever follows.
     public static func notifyReloading() {

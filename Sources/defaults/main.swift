@@ -1,5 +1,6 @@
 import DefaultsTool
-import Foundation
+import FoundationEssentials
+import Glibc
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 if Completions.handles(arguments) { Completions.complete(arguments) }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Logging
 import Synchronization
 
@@ -42,9 +43,9 @@ struct DaemonLogHandler: LogHandler {
         for key in merged.keys.sorted() {
             let value = "\(merged[key]!)"
             let needsQuotes = value.isEmpty || value.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" })
-            line += " \(key)=" + (needsQuotes ? "\"" + value.replacingOccurrences(of: "\"", with: "\\\"") + "\"" : value)
+            line += " \(key)=" + (needsQuotes ? "\"" + value.replacing("\"", with: "\\\"") + "\"" : value)
         }
-        line = line.replacingOccurrences(of: "\n", with: "\\n") + "\n"
+        line = line.replacing("\n", with: "\\n") + "\n"
         line.withCString { pointer in _ = write(2, pointer, strlen(pointer)) }
     }
 
@@ -65,8 +66,12 @@ struct DaemonLogHandler: LogHandler {
         var parts = tm()
         var seconds = now.tv_sec
         gmtime_r(&seconds, &parts)
-        return String(
-            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
-            Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), now.tv_nsec / 1_000_000)
+        func digits(_ value: Int, _ width: Int) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(0, width - text.count)) + text
+        }
+        let date = [digits(Int(parts.tm_year) + 1900, 4), digits(Int(parts.tm_mon) + 1, 2), digits(Int(parts.tm_mday), 2)]
+        let time = [digits(Int(parts.tm_hour), 2), digits(Int(parts.tm_min), 2), digits(Int(parts.tm_sec), 2)]
+        return date.joined(separator: "-") + "T" + time.joined(separator: ":") + "." + digits(now.tv_nsec / 1_000_000, 3) + "Z"
     }
 }

@@ -1,7 +1,8 @@
 import ArgumentParser
 import DefaultsCore
 import DefaultsServer
-import Foundation
+import FoundationEssentials
+import Glibc
 import Logging
 import ServiceLifecycle
 import SystemdSupport
@@ -84,7 +85,7 @@ struct DefaultsdCommand: AsyncParsableCommand {
         do {
             resolved = try loader.load()
         } catch {
-            FileHandle.standardError.write(Data("defaultsd: \(error)\n".utf8))
+            FileDescriptorIO.write("defaultsd: \(error)\n", to: STDERR_FILENO)
             throw ExitCode(78)  // EX_CONFIG
         }
         if printConfig {
@@ -101,7 +102,7 @@ struct DefaultsdCommand: AsyncParsableCommand {
         var listeningSocket: Int32?
         if let passed = Systemd.listeningSockets().first {
             guard Systemd.isListeningUnixStreamSocket(passed) else {
-                FileHandle.standardError.write(Data("defaultsd: the socket passed by the service manager (fd \(passed)) is not a listening Unix stream socket\n".utf8))
+                FileDescriptorIO.write("defaultsd: the socket passed by the service manager (fd \(passed)) is not a listening Unix stream socket\n", to: STDERR_FILENO)
                 throw ExitCode.failure
             }
             listeningSocket = passed
@@ -119,7 +120,7 @@ struct DefaultsdCommand: AsyncParsableCommand {
             try await group.run()
         } catch {
             let message = (error as? DefaultsError)?.message ?? "\(error)"
-            FileHandle.standardError.write(Data("defaultsd: \(message)\n".utf8))
+            FileDescriptorIO.write("defaultsd: \(message)\n", to: STDERR_FILENO)
             throw ExitCode.failure
         }
     }
@@ -145,7 +146,12 @@ struct DaemonService: Service {
             group.addTask {
                 for await _ in hangups { await reload() }
             }
-            group.addTask { try? await gracefulShutdown() }
+            group.addTask {
+                // Start-up has settled a moment after the daemon is ready; its code need not stay mapped.
+                try? await cancelWhenGracefulShutdown { try await Task.sleep(for: StartupCode.settleTime) }
+                StartupCode.release()
+                try? await gracefulShutdown()
+            }
             await group.next()
             group.cancelAll()
         }

@@ -5,9 +5,11 @@ import SystemdSupport
 /// Tells systemd what the daemon does, through libsystemd's `sd_notify`.
 struct SystemdLink: ServiceManagerLink {
     let watchdogInterval: TimeAmount?
+    let readsStatus: Bool
 
     init() {
         watchdogInterval = Systemd.watchdogInterval().map(TimeAmount.init)
+        readsStatus = Systemd.isNotifying
     }
 
     func ready(status: String) { Systemd.notify("READY=1", "STATUS=\(status)") }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Where things live when nobody says otherwise (XDG Base Directory conventions).
 public enum DefaultPaths {
@@ -18,7 +18,7 @@ public enum DefaultPaths {
     /// An XDG base directory: the variable when it holds an absolute path, else `$HOME/<fallback>`.
     static func xdg(_ variable: String, else fallback: String, _ environment: [String: String]) -> String {
         if let value = environment[variable], value.hasPrefix("/") { return value }
-        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? FileManager.default.homeDirectoryForCurrentUser.path
         return home + "/" + fallback
     }
 

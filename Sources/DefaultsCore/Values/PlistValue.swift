@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One property-list value: the eight types of Apple's property lists.
 ///

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The top-level members of one JSON object, in the order written: checked in full when the
 /// line is read, decoded only when asked for.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Appends JSON text to a buffer of bytes it owns.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// RFC 3339 timestamps for `$date`, in UTC with the fraction kept.
 ///

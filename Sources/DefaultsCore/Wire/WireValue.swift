@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The mapping between ``PlistValue`` and JSON on the wire.
 ///

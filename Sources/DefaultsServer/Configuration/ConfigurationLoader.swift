@@ -1,5 +1,6 @@
 import DefaultsCore
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A configuration that cannot be used, with the file, the key and what was expected.
 /// The daemon exits with 78 (EX_CONFIG) on it at start, and keeps its old configuration on reload.
@@ -29,7 +30,7 @@ public struct ResolvedConfiguration: Sendable {
         let width = ConfigurationOption.all.map(\.key.count).max() ?? 0
         var lines = ["# effective configuration of defaultsd; configuration file: \(file ?? "none")"]
         for option in ConfigurationOption.all {
-            let key = option.key.padding(toLength: width, withPad: " ", startingAt: 0)
+            let key = option.key + String(repeating: " ", count: width - option.key.count)
             lines.append("\(key) = \(option.current(configuration))  # \(sources[option.key] ?? "default")")
         }
         return lines.joined(separator: "\n") + "\n"
@@ -112,7 +113,7 @@ public struct ConfigurationLoader: Sendable {
 
     private static func describe(_ error: Error) -> String {
         if case DecodingError.dataCorrupted(let context) = error {
-            let underlying = (context.underlyingError as NSError?)?.userInfo[NSDebugDescriptionErrorKey] as? String
+            let underlying = (context.underlyingError as? CocoaError)?.userInfo["NSDebugDescription"] as? String
             return underlying ?? context.debugDescription
         }
         return "\(error)"

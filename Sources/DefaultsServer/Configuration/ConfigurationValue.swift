@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A value read from the configuration file (JSON with comments, read by Foundation's
 /// `JSONDecoder` with `allowsJSON5`) or given as a command-line flag.
@@ -37,7 +38,7 @@ public enum ConfigurationValue: Sendable, Equatable, Decodable, CustomStringConv
         case .bool(let b): b ? "true" : "false"
         case .integer(let i): String(i)
         case .real(let d): String(d)
-        case .string(let s): "\"" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        case .string(let s): "\"" + s.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"") + "\""
         case .array(let a): "[" + a.map(\.description).joined(separator: ", ") + "]"
         case .object(let o): "{" + o.keys.sorted().map { "\"\($0)\": \(o[$0]!)" }.joined(separator: ", ") + "}"
         }

@@ -1,5 +1,6 @@
 import DefaultsCore
-import Foundation
+import FoundationEssentials
+import Glibc
 import Logging
 
 /// The administrator's managed preferences: the keys they force, by domain, above everything a

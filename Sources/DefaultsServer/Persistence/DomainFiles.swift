@@ -1,5 +1,6 @@
 import DefaultsCore
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The storage directory: one property-list file per domain, and in its `ByHost` folder one per
 /// by-host domain of this machine (`<domain>.<machine id>.plist`, as macOS names them).
@@ -48,9 +49,8 @@ struct DomainFiles: Sendable {
     /// Creates the directory (mode 0700), and its `ByHost` folder when the machine has an id, if
     /// they are missing, and checks that the directory is usable.
     func prepare() throws(DefaultsError) {
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
-            guard isDirectory.boolValue else {
+        if FileManager.default.fileExists(atPath: directory) {
+            guard SystemText.isDirectory(directory) else {
                 throw DefaultsError(.ioError, "storage path \(directory) exists and is not a directory")
             }
         } else {
@@ -58,7 +58,7 @@ struct DomainFiles: Sendable {
                 try FileManager.default.createDirectory(
                     atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             } catch {
-                throw DefaultsError(.ioError, "cannot create storage directory \(directory): \(error.localizedDescription)")
+                throw DefaultsError(.ioError, "cannot create storage directory \(directory): \(SystemText.reason(error))")
             }
         }
         guard access(directory, W_OK | X_OK) == 0 else {
@@ -121,12 +121,7 @@ struct DomainFiles: Sendable {
         guard fd >= 0 else { return errno == ENOENT ? .missing : .unreadable(DomainFiles.ioError("cannot open \(path)")) }
         defer { close(fd) }
         guard let version = FileVersion(descriptor: fd) else { return .unreadable(DomainFiles.ioError("cannot stat \(path)")) }
-        let data: Data
-        do {
-            data = try FileHandle(fileDescriptor: fd, closeOnDealloc: false).readToEnd() ?? Data()
-        } catch {
-            return .unreadable(DefaultsError(.ioError, "cannot read \(path): \(error.localizedDescription)"))
-        }
+        guard let data = FileDescriptorIO.readToEnd(fd) else { return .unreadable(DomainFiles.ioError("cannot read \(path)")) }
         do {
             return .parsed(try PropertyListFile.decode(data), version)
         } catch {
@@ -203,7 +198,7 @@ struct DomainFiles: Sendable {
 
     /// A time as it appears in the names of files kept aside: UTC, without colons.
     static func stamp(_ date: Date) -> String {
-        RFC3339.format(date).replacingOccurrences(of: ":", with: "")
+        String(RFC3339.format(date).filter { $0 != ":" })
     }
 
     /// Writes `data` to `path` durably. The version written is remembered as the domain's

@@ -1,5 +1,6 @@
 import DefaultsCore
-import Foundation
+import FoundationEssentials
+import Glibc
 import NIOConcurrencyHelpers
 
 /// One version of a file: the inode and what every write changes (size and modification time,

@@ -1,5 +1,6 @@
 import DefaultsCore
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The file that keeps every domain's generation across restarts (`.defaultsd-generations.plist`).
 ///

@@ -1,5 +1,6 @@
 import DefaultsCore
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// This machine's id, which names its by-host domain files, read from `/etc/machine-id` as
 /// systemd writes it (32 lowercase hexadecimal digits; machine-id(5)).
@@ -17,7 +18,7 @@ enum MachineID {
     /// container built without one, or in the first boot's `uninitialized` state).
     static func read(path: String = defaultPath) -> String? {
         guard let data = FileManager.default.contents(atPath: path) else { return nil }
-        let id = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let id = SystemText.trimmingWhitespace(String(decoding: data, as: UTF8.self))
         let isID = id.utf8.count == 32 && id.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
         return isID ? id : nil
     }

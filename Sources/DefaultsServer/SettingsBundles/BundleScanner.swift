@@ -1,5 +1,6 @@
 import DefaultsCore
-import Foundation
+import FoundationEssentials
+import Glibc
 import SettingsBundles
 
 /// Finds and reads the installed Settings bundles: `<dir>/<domain>/Settings.bundle` in every
@@ -26,8 +27,7 @@ struct BundleScanner: Sendable {
             for name in (try? manager.contentsOfDirectory(atPath: directory)) ?? [] {
                 guard let domain = try? DomainName(name) else { continue }
                 let path = directory + "/" + name + "/Settings.bundle"
-                var isDirectory: ObjCBool = false
-                guard manager.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else { continue }
+                guard SystemText.isDirectory(path) else { continue }
                 result[domain] = Found(path: path, signature: BundleScanner.signature(of: path))
             }
         }
@@ -50,15 +50,13 @@ struct BundleScanner: Sendable {
             guard depth < 8 else { return }
             for name in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] {
                 let child = path + "/" + name
-                var isDirectory: ObjCBool = false
-                if FileManager.default.fileExists(atPath: child, isDirectory: &isDirectory), isDirectory.boolValue {
+                if SystemText.isDirectory(child) {
                     addTree(child, depth: depth + 1)
                 }
             }
         }
         for directory in directories + registered.values.sorted() {
-            var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue {
+            if SystemText.isDirectory(directory) {
                 addTree(directory, depth: 0)
                 continue
             }
@@ -75,11 +73,11 @@ struct BundleScanner: Sendable {
     }
 
     static func signature(of path: String) -> String {
-        guard let walker = FileManager.default.enumerator(atPath: path) else { return "missing" }
+        guard let files = try? FileManager.default.subpathsOfDirectory(atPath: path) else { return "missing" }
         var parts: [String] = []
-        while let file = walker.nextObject() as? String {
-            let attributes = walker.fileAttributes ?? [:]
-            let size = (attributes[.size] as? NSNumber)?.intValue ?? 0
+        for file in files {
+            let attributes = (try? FileManager.default.attributesOfItem(atPath: path + "/" + file)) ?? [:]
+            let size = attributes[.size] as? UInt ?? 0
             let modified = (attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
             parts.append("\(file):\(size):\(modified)")
         }

@@ -1,5 +1,6 @@
 import DefaultsCore
-import Foundation
+import FoundationEssentials
+import Glibc
 import Logging
 import NIOCore
 import NIOPosix
@@ -122,10 +123,7 @@ final class InstalledBundles: ChangesetCheck {
         eventLoop.preconditionInEventLoop()
         let scanner = self.scanner
         return scannerThread.runIfActive(eventLoop: eventLoop) { () throws -> Installed in
-            var isDirectory: ObjCBool = false
-            guard path.hasPrefix("/"), FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory),
-                isDirectory.boolValue
-            else {
+            guard path.hasPrefix("/"), SystemText.isDirectory(path) else {
                 throw DefaultsError(.invalidParameter, "\"path\" must be the absolute path of a Settings.bundle directory")
             }
             let found = BundleScanner.Found(path: path, signature: BundleScanner.signature(of: path))
@@ -153,7 +151,7 @@ final class InstalledBundles: ChangesetCheck {
         let logger = self.logger
         scannerThread.submit { _ in
             do {
-                try DomainFiles(directory: (registryPath as NSString).deletingLastPathComponent, format: .binary)
+                try DomainFiles(directory: SystemText.parentDirectory(of: registryPath), format: .binary)
                     .writeAtomically(try PropertyListFile.encode(values, format: .binary), to: registryPath)
             } catch {
                 logger.error("could not remember a registered settings bundle", metadata: ["error": "\(error)"])

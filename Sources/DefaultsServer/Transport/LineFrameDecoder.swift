@@ -1,5 +1,6 @@
 import DefaultsCore
-import Foundation
+import FoundationEssentials
+import Glibc
 import NIOCore
 
 /// Splits the byte stream of one connection into lines of at most `maximumLineBytes`, each

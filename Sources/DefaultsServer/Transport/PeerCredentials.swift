@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import NIOCore
 
 /// The peer of a Unix socket as the kernel reports it (`SO_PEERCRED`).

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Logging
 import NIOCore
 
@@ -62,12 +63,14 @@ final class ServerContext {
         let loop = store.eventLoop
         // The repeated task runs on this same loop; `stopReporting()` cancels it and so ends the reference.
         let bound = NIOLoopBound(self, eventLoop: loop)
-        reporting = loop.scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { _ in
-            let server = bound.value
-            let line = server.statusLine
-            if line != server.lastStatus {
-                server.lastStatus = line
-                manager.status(line)
+        if manager.readsStatus {
+            reporting = loop.scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { _ in
+                let server = bound.value
+                let line = server.statusLine
+                if line != server.lastStatus {
+                    server.lastStatus = line
+                    manager.status(line)
+                }
             }
         }
         if let interval = manager.watchdogInterval {

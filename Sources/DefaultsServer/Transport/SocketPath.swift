@@ -1,5 +1,6 @@
 import DefaultsCore
-import Foundation
+import FoundationEssentials
+import Glibc
 import NIOCore
 import NIOPosix
 
@@ -16,13 +17,13 @@ enum SocketPath {
 
     static func prepare(_ path: String, requirePrivateParent: Bool, uid: UInt32, group: EventLoopGroup) async throws {
         guard path.utf8.count < 108 else { throw StartError(description: "socket path \(path) is longer than 107 bytes") }
-        let parent = (path as NSString).deletingLastPathComponent
+        let parent = SystemText.parentDirectory(of: path)
         if !FileManager.default.fileExists(atPath: parent) {
             do {
                 try FileManager.default.createDirectory(
                     atPath: parent, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             } catch {
-                throw StartError(description: "cannot create socket directory \(parent): \(error.localizedDescription)")
+                throw StartError(description: "cannot create socket directory \(parent): \(SystemText.reason(error))")
             }
         }
         if requirePrivateParent {

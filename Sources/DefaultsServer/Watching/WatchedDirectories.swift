@@ -1,4 +1,5 @@
-import Foundation
+import DefaultsCore
+import FoundationEssentials
 import Glibc
 import NIOCore
 
@@ -46,7 +47,7 @@ final class WatchedDirectories {
     static func nearestExisting(_ path: String) -> String {
         var candidate = path
         while candidate.count > 1, access(candidate, F_OK) != 0 {
-            candidate = (candidate as NSString).deletingLastPathComponent
+            candidate = SystemText.parentDirectory(of: candidate)
         }
         return candidate.isEmpty ? "/" : candidate
     }

@@ -1,5 +1,6 @@
 import DefaultsCore
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// One invocation of `defaults`: parses the verb's arguments and talks to the daemon.
 struct Command {

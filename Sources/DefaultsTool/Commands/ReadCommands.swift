@@ -1,5 +1,6 @@
 import DefaultsCore
-import Foundation
+import FoundationEssentials
+import Glibc
 
 extension Command {
     /// `read`, `read <domain>`, `read <domain> <key>`.
@@ -85,14 +86,14 @@ extension Command {
         }
     }
 
-    private func contains(_ text: String, _ word: String) -> Bool { text.range(of: word, options: .caseInsensitive) != nil }
+    private func contains(_ text: String, _ word: String) -> Bool { text.lowercased().contains(word.lowercased()) }
 
     static func value(_ value: PlistValue, contains word: String) -> Bool {
         switch value {
-        case .string(let s): return s.range(of: word, options: .caseInsensitive) != nil
+        case .string(let s): return s.lowercased().contains(word.lowercased())
         case .array(let elements): return elements.contains { Command.value($0, contains: word) }
         case .dictionary(let members):
-            return members.contains { $0.key.range(of: word, options: .caseInsensitive) != nil || Command.value($0.value, contains: word) }
+            return members.contains { $0.key.lowercased().contains(word.lowercased()) || Command.value($0.value, contains: word) }
         default: return false
         }
     }
@@ -112,7 +113,7 @@ extension Command {
         do {
             try PropertyListFile.encode(values, format: .binary).write(to: URL(fileURLWithPath: path), options: .atomic)
         } catch {
-            throw ToolError.failure("Could not export domain \(domain.displayName) to \(path) due to \(error.localizedDescription)")
+            throw ToolError.failure("Could not export domain \(domain.displayName) to \(path) due to \(SystemText.reason(error))")
         }
     }
 }

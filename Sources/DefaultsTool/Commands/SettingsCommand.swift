@@ -1,5 +1,6 @@
 import DefaultsCore
-import Foundation
+import FoundationEssentials
+import Glibc
 import SettingsBundles
 
 extension Command {
@@ -65,7 +66,7 @@ extension Command {
         }
         let widths = (0..<3).map { column in rows.map { $0[column].count }.max() ?? 0 }
         for row in rows {
-            let padded = (0..<3).map { row[$0].padding(toLength: widths[$0], withPad: " ", startingAt: 0) }
+            let padded = (0..<3).map { row[$0] + String(repeating: " ", count: widths[$0] - row[$0].count) }
             console.printRaw((padded + [row[3]]).joined(separator: "  ") + "\n")
         }
     }

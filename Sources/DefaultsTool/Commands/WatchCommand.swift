@@ -1,5 +1,6 @@
 import DefaultsCore
-import Foundation
+import FoundationEssentials
+import Glibc
 
 extension Command {
     /// `watch [<domain>...]`: one line per changed key, as it happens, like `dconf watch`:
@@ -53,7 +54,7 @@ extension Command {
         if case .integer(let pid)? = event["origin"]?["pid"] { origin.append("pid \(pid)") }
         if case .integer(let uid)? = event["origin"]?["uid"] { origin.append("uid \(uid)") }
         if case .string(let client)? = event["origin"]?["client"] { origin.append(client) }
-        let stamp = OldStyleText.date(time).dropLast(6) + String(format: ".%03d", Int(time.timeIntervalSince1970 * 1000) % 1000)
+        let stamp = OldStyleText.date(time).dropLast(6) + SystemText.format(".%03d", Int(time.timeIntervalSince1970 * 1000) % 1000)
         var text = ""
         for key in changes.keys.sorted(by: OldStyleText.codeUnitOrder) {
             let change = changes[key]!

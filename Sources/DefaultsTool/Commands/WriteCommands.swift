@@ -1,5 +1,6 @@
 import DefaultsCore
-import Foundation
+import FoundationEssentials
+import Glibc
 
 extension Command {
     /// `write <domain> <key> <value...>` and `write <domain> '<plist dictionary>'` (replaces the domain).

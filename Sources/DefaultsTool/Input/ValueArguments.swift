@@ -1,5 +1,6 @@
 import DefaultsCore
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// What `defaults write <domain> <key> ...` asks for.
 public enum WriteRequest: Equatable, Sendable {

@@ -1,5 +1,6 @@
 import DefaultsCore
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The old-style (OpenStep) text that macOS `defaults read` prints.
 ///
@@ -81,7 +82,7 @@ public enum OldStyleText {
     }
 
     /// `%.16g`, as NSNumber describes a double: `5.0` → `5`, `0.1` → `0.1`.
-    public static func real(_ value: Double) -> String { String(format: "%.16g", value) }
+    public static func real(_ value: Double) -> String { SystemText.format("%.16g", value) }
 
     /// `YYYY-MM-DD HH:MM:SS +0000`, in UTC, the fraction dropped.
     public static func date(_ value: Date) -> String {
@@ -90,14 +91,14 @@ public enum OldStyleText {
         var secondOfDay = seconds % 86_400
         if secondOfDay < 0 { secondOfDay += 86_400; days -= 1 }
         let (y, m, d) = RFC3339.civil(fromDays: days)
-        return String(format: "%04lld-%02lld-%02lld %02lld:%02lld:%02lld +0000", y, m, d,
+        return SystemText.format("%04lld-%02lld-%02lld %02lld:%02lld:%02lld +0000", y, m, d,
                       secondOfDay / 3600, secondOfDay / 60 % 60, secondOfDay % 60)
     }
 
     /// `{length = 4, bytes = 0x01020304}`; beyond 24 bytes the first 16 and the last 8, in groups of 4.
     public static func data(_ value: Data) -> String {
         let bytes = [UInt8](value)
-        func hex(_ slice: ArraySlice<UInt8>) -> String { slice.map { String(format: "%02x", $0) }.joined() }
+        func hex(_ slice: ArraySlice<UInt8>) -> String { SystemText.hex(slice) }
         guard bytes.count > 24 else { return "{length = \(bytes.count), bytes = 0x\(hex(bytes[...]))}" }
         let head = stride(from: 0, to: 16, by: 4).map { hex(bytes[$0..<($0 + 4)]) }.joined(separator: " ")
         let tail = stride(from: bytes.count - 8, to: bytes.count, by: 4).map { hex(bytes[$0..<($0 + 4)]) }.joined(separator: " ")

@@ -1,5 +1,5 @@
 import DefaultsCore
-import Foundation
+import FoundationEssentials
 
 /// The checks of one specifier dictionary against Apple's schema (``SpecifierSchema``). Checks
 /// that need the rest of the bundle (child files, duplicate keys) are the loader's.
@@ -64,7 +64,7 @@ enum SpecifierChecks {
         case .string(let key):
             if key.isEmpty {
                 add(.error, .keyEmpty, "\(typeName) has an empty Key")
-            } else if key.trimmingCharacters(in: .whitespacesAndNewlines) != key {
+            } else if key.first!.isWhitespace || key.last!.isWhitespace {
                 add(.warning, .keyWhitespace, "Key \"\(key)\" begins or ends with white space")
             }
             if key.utf8.count > DefaultsKey.maximumBytes {
@@ -238,7 +238,7 @@ enum SpecifierChecks {
         var notes: [String] = []
         if file.hasSuffix(".plist") { notes.append("has a .plist suffix") }
         if file.contains("/") { notes.append("has a directory") }
-        if file.range(of: "^[a-z]+://", options: .regularExpression) != nil { notes.append("is a URL") }
+        if file.contains(#/^[a-z]+:\/\//#) { notes.append("is a URL") }
         if !notes.isEmpty { add(.info, .childFileForm, "File \"\(file)\" \(notes.joined(separator: " and "))") }
     }
 

@@ -1,4 +1,5 @@
-import Foundation
+import DefaultsCore
+import FoundationEssentials
 
 /// The files of a bundle directory: every regular file by path relative to the bundle, and its
 /// `.lproj` folders. Files that a symbolic link leads to outside the bundle are left out, so a
@@ -17,9 +18,7 @@ struct BundleFiles {
 
     init(directory: URL) throws(SettingsBundleError) {
         let root = directory.standardizedFileURL.resolvingSymlinksInPath()
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: root.path, isDirectory: &isDirectory), isDirectory.boolValue
-        else {
+        guard SystemText.isDirectory(root.path) else {
             throw SettingsBundleError(path: directory.path, reason: "not a directory")
         }
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: root.path) else {
@@ -43,10 +42,7 @@ struct BundleFiles {
             case .typeRegular?:
                 paths.append(relative)
             case .typeSymbolicLink?:
-                var isDirectory: ObjCBool = false
-                guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory),
-                    !isDirectory.boolValue
-                else { continue }
+                guard FileManager.default.fileExists(atPath: url.path), !SystemText.isDirectory(url.path) else { continue }
                 if url.resolvingSymlinksInPath().path.hasPrefix(prefix) {
                     paths.append(relative)
                 } else {
@@ -61,11 +57,7 @@ struct BundleFiles {
         }
         self.paths = paths.sorted()
         self.languages = entries.filter { name in
-            var isDirectory: ObjCBool = false
-            return name.hasSuffix(".lproj")
-                && FileManager.default.fileExists(
-                    atPath: root.appendingPathComponent(name).path, isDirectory: &isDirectory)
-                && isDirectory.boolValue
+            name.hasSuffix(".lproj") && SystemText.isDirectory(root.appendingPathComponent(name).path)
         }.map { String($0.dropLast(".lproj".count)) }.sorted()
         self.diagnostics = diagnostics
     }
@@ -73,7 +65,7 @@ struct BundleFiles {
     /// The bytes of a file, or nil (with a diagnostic) when it is too large or cannot be read.
     func contents(of path: String, diagnostics: inout [Diagnostic]) -> Data? {
         let url = root.appendingPathComponent(path)
-        let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.intValue ?? 0
+        let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? UInt).map { Int(clamping: $0) } ?? 0
         guard size <= BundleLoader.maximumFileSize else {
             diagnostics.append(
                 Diagnostic(

@@ -1,5 +1,5 @@
 import DefaultsCore
-import Foundation
+import FoundationEssentials
 
 /// Reads a bundle directory into a ``SettingsBundle``: lists its files, chooses the language and
 /// the root page, reads every strings table and plist, walks the pane tree from the root and
@@ -413,14 +413,15 @@ struct BundleLoader {
     private static func isRootVariant(_ file: String) -> Bool {
         let parts = file.split(separator: "/")
         guard parts.count == 1 || (parts.count == 2 && parts[0].hasSuffix(".lproj")) else { return false }
-        return parts.last!.range(of: #"^Root(~[A-Za-z]+)?(\.inApp)?\.plist$"#, options: .regularExpression) != nil
+        return parts.last!.wholeMatch(of: #/Root(~[A-Za-z]+)?(\.inApp)?\.plist/#) != nil
     }
 
     /// The table InAppSettingsKit names after a page: its file name without directory, `.plist`,
     /// `.inApp` and `~device`.
     static func tableName(forPage file: String) -> String {
         let name = file.split(separator: "/").last.map(String.init) ?? file
-        return name.replacingOccurrences(of: #"(~[A-Za-z]+)?(\.inApp)?\.plist$"#, with: "", options: .regularExpression)
+        guard let suffix = name.firstMatch(of: #/(~[A-Za-z]+)?(\.inApp)?\.plist$/#) else { return name }
+        return String(name[..<suffix.range.lowerBound])
     }
 
     // MARK: Defaults

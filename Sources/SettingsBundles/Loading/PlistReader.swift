@@ -1,5 +1,5 @@
 import DefaultsCore
-import Foundation
+import FoundationEssentials
 
 /// Reads a property-list file (a page, or a `.strings` file in plist form) with the tolerance of
 /// Apple's CoreFoundation reader, through DefaultsCore's ``PropertyListFile/decodeValue(_:)``
@@ -100,7 +100,7 @@ struct Prolog {
             {
                 searchFrom = close  // an internal subset may contain '>'
             }
-            guard let end = rest[searchFrom...].range(of: terminator)?.upperBound else { break scan }
+            guard let end = rest[searchFrom...].firstRange(of: terminator)?.upperBound else { break scan }
             if item == .declaration && index == text.startIndex { declarationIsFirst = true }
             items.append(item)
             index = end

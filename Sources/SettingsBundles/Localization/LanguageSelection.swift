@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Chooses the one `.lproj` folder a bundle is shown in, from the user's preferred languages.
 ///
@@ -21,7 +21,7 @@ public enum LanguageSelection {
         for candidate in candidates {
             var name = Substring(candidate)
             if let cut = name.firstIndex(where: { $0 == "." || $0 == "@" }) { name = name[..<cut] }
-            let tag = name.replacingOccurrences(of: "_", with: "-")
+            let tag = String(name.replacing("_", with: "-"))
             guard !tag.isEmpty, tag != "C", tag != "POSIX", !result.contains(tag) else { continue }
             result.append(tag)
         }
@@ -54,7 +54,7 @@ public enum LanguageSelection {
 
     /// Lower-case BCP 47-like form of a language or folder name.
     static func canonical(_ name: String) -> String {
-        let tag = name.replacingOccurrences(of: "_", with: "-").lowercased()
+        let tag = name.replacing("_", with: "-").lowercased()
         return legacyNames[tag] ?? tag
     }
 

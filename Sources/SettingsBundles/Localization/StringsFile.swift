@@ -1,5 +1,5 @@
 import DefaultsCore
-import Foundation
+import FoundationEssentials
 
 /// One `.strings` table file, as read: how it was written and its entries, or nil entries when
 /// the file is abandoned whole (a syntax error anywhere, or not a dictionary), as Apple's parser

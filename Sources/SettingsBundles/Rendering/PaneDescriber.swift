@@ -1,5 +1,5 @@
 import DefaultsCore
-import Foundation
+import FoundationEssentials
 
 extension SettingsBundle {
     /// The root pane as Settings shows it, with the panes its child panes open nested inside.
@@ -157,11 +157,12 @@ extension SettingsBundle {
                 value: value, isSelected: index == selectedIndex)
         }
         if choices.displaySortedByTitle {
-            // Settings sorts with the user's locale; the chosen language stands in for it.
-            let locale = Locale(identifier: language ?? "en")
-            options.sort {
-                $0.title.compare($1.title, options: [.caseInsensitive], range: nil, locale: locale) == .orderedAscending
-            }
+            // Settings sorts with the user's locale. The daemon carries no locale data (no ICU,
+            // see ARCHITECTURE.md), so titles sort ignoring case, in Unicode order, ties by bundle order.
+            options = options.enumerated().sorted { a, b in
+                let (left, right) = (a.element.title.lowercased(), b.element.title.lowercased())
+                return left != right ? left.unicodeScalars.lexicographicallyPrecedes(right.unicodeScalars) : a.offset < b.offset
+            }.map(\.element)
         }
         return options
     }

@@ -26,7 +26,7 @@ extension PaneDescription {
             guard row.isEditable else { throw .notEditable(key: name, type: row.type ?? "specifier") }
             return try Self.unlocked(row)
         }
-        let titled = rows.filter { $0.isEditable && $0.title?.caseInsensitiveCompare(name) == .orderedSame }
+        let titled = rows.filter { $0.isEditable && $0.title?.lowercased() == name.lowercased() }
         let keys = Set(titled.compactMap(\.key))
         if keys.count == 1, let row = titled.first { return try Self.unlocked(row) }
         if keys.count > 1 { throw .ambiguous(name: name, keys: keys.sorted()) }
@@ -74,8 +74,8 @@ extension PaneDescription.Row {
             return .real(number)
         case .multiValue(let options), .radioGroup(let options):
             if let option = options.first(where: { $0.value.displayText == word })
-                ?? options.first(where: { $0.title.caseInsensitiveCompare(word) == .orderedSame })
-                ?? options.first(where: { $0.shortTitle?.caseInsensitiveCompare(word) == .orderedSame })
+                ?? options.first(where: { $0.title.lowercased() == word.lowercased() })
+                ?? options.first(where: { $0.shortTitle?.lowercased() == word.lowercased() })
             {
                 return option.value
             }

@@ -1,5 +1,5 @@
 import DefaultsCore
-import Foundation
+import FoundationEssentials
 
 /// How Settings compares and shows values. It works on Foundation objects, so a stored value
 /// matches a `TrueValue` or one of `Values` by `-isEqual:`: numbers compare numerically across
@@ -76,7 +76,7 @@ extension PlistValue {
         case .real(let d): return Self.format(d)
         case .bool(let b): return b ? "true" : "false"
         case .date(let d): return RFC3339.format(d)
-        case .data(let d): return "<" + d.map { String(format: "%02x", $0) }.joined() + ">"
+        case .data(let d): return "<" + SystemText.hex(d) + ">"
         case .array(let a): return "(" + a.map(\.quotedText).joined(separator: ", ") + ")"
         case .dictionary(let d):
             return "{" + d.keys.sorted().map { "\"\($0)\" = \(d[$0]!.quotedText)" }.joined(separator: "; ") + "}"

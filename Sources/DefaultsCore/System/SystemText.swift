@@ -1,0 +1,75 @@
+import FoundationEssentials
+import Glibc
+
+/// Text for the few things full Foundation used to word for us. The daemon and `defaults` link
+/// FoundationEssentials only (see ARCHITECTURE.md, "Footprint"), which has no
+/// `localizedDescription`, no `String(format:)` and no `NSString` path methods.
+package enum SystemText {
+    /// The reason a file operation failed, as the C library words it ("No such file or
+    /// directory"), else the error's own description.
+    ///
+    /// ```swift
+    /// SystemText.reason(POSIXError(.ENOENT))
+    /// // "No such file or directory"
+    /// ```
+    package static func reason(_ error: any Error) -> String {
+        if let posix = error as? POSIXError { return String(cString: strerror(posix.code.rawValue)) }
+        if let cocoa = error as? CocoaError {
+            if let underlying = cocoa.userInfo["NSUnderlyingError"] as? any Error { return reason(underlying) }
+            return "error \(cocoa.code.rawValue)"
+        }
+        if let described = error as? any CustomStringConvertible { return described.description }
+        return String(describing: error)
+    }
+
+    /// C's `printf` formatting (`vsnprintf`), for the fixed formats macOS's output follows:
+    /// `SystemText.format("%.16g", 0.1)` → `"0.1"`. Only C types (`Int32`, `Int64`, `Double`, ...)
+    /// may be passed, as with `printf`.
+    package static func format(_ format: String, _ arguments: any CVarArg...) -> String {
+        withVaList(arguments) { list in
+            var buffer = [CChar](repeating: 0, count: 128)
+            let needed = Int(vsnprintf(&buffer, buffer.count, format, list))
+            guard needed >= buffer.count else { return String(cString: buffer) }
+            return withVaList(arguments) { again in
+                buffer = [CChar](repeating: 0, count: needed + 1)
+                _ = vsnprintf(&buffer, buffer.count, format, again)
+                return String(cString: buffer)
+            }
+        }
+    }
+
+    /// Two lower-case hex digits per byte: `[0x0a, 0xff]` → `"0aff"`.
+    package static func hex(_ bytes: some Sequence<UInt8>) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// The directory part of a path, as `NSString.deletingLastPathComponent` gives it:
+    /// `/a/b` → `/a`, `/a` → `/`, `a` → `""`; trailing slashes are ignored.
+    package static func parentDirectory(of path: String) -> String {
+        var trimmed = Substring(path)
+        while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        guard let slash = trimmed.lastIndex(of: "/") else { return "" }
+        if slash == trimmed.startIndex { return "/" }
+        return String(trimmed[..<slash])
+    }
+
+    /// `text` without white space (and newlines) at either end.
+    package static func trimmingWhitespace(_ text: String) -> String {
+        guard let first = text.firstIndex(where: { !$0.isWhitespace }),
+            let last = text.lastIndex(where: { !$0.isWhitespace })
+        else { return "" }
+        return String(text[first...last])
+    }
+
+    /// Whether `path` names a directory, following symbolic links.
+    package static func isDirectory(_ path: String) -> Bool {
+        var isDirectory = false
+        return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory
+    }
+}
