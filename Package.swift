@@ -70,7 +70,13 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .executableTarget(name: "defaults", dependencies: ["DefaultsTool"]),
+        // Linked fully static in release builds: scripts call `defaults` hundreds of times in a
+        // row, and resolving libstdc++'s symbols at every start cost more than the work itself
+        // (docs/PERFORMANCE.md, "defaults per call"). It needs glibc's NSS libraries only
+        // without $HOME, as every static program does.
+        .executableTarget(
+            name: "defaults", dependencies: ["DefaultsTool"],
+            linkerSettings: [.unsafeFlags(["-static-executable"], .when(configuration: .release))]),
 
         .executableTarget(
             name: "DefaultsBench",

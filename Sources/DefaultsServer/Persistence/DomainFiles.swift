@@ -148,45 +148,104 @@ struct DomainFiles: Sendable {
         }
     }
 
-    /// What became of one domain's write.
-    enum WriteOutcome: Sendable, Equatable {
-        case written
-        /// The file on disk is an edit the daemon has not read yet: it is read first, and the
-        /// domain written after, with the edit in it.
-        case deferred
+    /// A change to one file, written and fsynced but not yet in place: `commit` renames it
+    /// (or removes the file) and makes that durable.
+    struct StagedChange {
+        enum Action {
+            /// The new contents, in a temporary file of the same folder.
+            case replace(temporary: String)
+            case remove
+            /// Nothing on disk changes (an empty domain without a file, on a machine without an id).
+            case none
+        }
+        let path: String
+        let action: Action
+
+        /// Removes the temporary file of a change that will not be committed.
+        func discard() {
+            if case .replace(let temporary) = action { unlink(temporary) }
+        }
     }
 
-    /// Writes a domain durably: a temporary file in the same directory, fsync, rename, fsync of the directory.
-    /// An empty domain has its file removed instead. A file the daemon refused to take in is
-    /// first kept as `<file>.rejected-<time>`.
-    func write(_ domain: DomainName, values: [String: PlistValue], now: Date = Date()) throws(DefaultsError) -> WriteOutcome {
+    /// Writes a domain durably: `stage`, then `commit`. Nil when the write is deferred: the file
+    /// on disk is an edit the daemon has not read yet, so it is read first and the domain written
+    /// after, with the edit in it.
+    func write(_ domain: DomainName, values: [String: PlistValue], now: Date = Date()) throws(DefaultsError) -> Bool {
+        guard let change = try stage(domain, values: values, now: now) else { return false }
+        try commit([change])
+        return true
+    }
+
+    /// Prepares a domain's write: its new file's contents written to a temporary file and
+    /// fsynced, or its removal when the domain is empty. A file the daemon refused to take in is
+    /// first kept as `<file>.rejected-<time>`. Nil when the write must wait for an edit on disk
+    /// to be read.
+    func stage(_ domain: DomainName, values: [String: PlistValue], now: Date = Date()) throws(DefaultsError) -> StagedChange? {
         guard let path = path(of: domain) else {
             // The store refuses by-host writes on a machine without an id; an empty domain has no file.
-            if values.isEmpty { return .written }
+            if values.isEmpty { return StagedChange(path: "", action: .none) }
             throw MachineID.refusal(writing: domain)
         }
         if versions.isWatched, let current = FileVersion(atPath: path), !versions.isKnown(current, of: domain) {
-            guard versions.takeRejected(current, of: domain) else { return .deferred }
+            guard versions.takeRejected(current, of: domain) else { return nil }
             let aside = path + ".rejected-" + DomainFiles.stamp(now)
             guard rename(path, aside) == 0 else { throw ioError("cannot keep the rejected \(path) as \(aside)") }
         }
         if values.isEmpty {
-            try remove(domain)
-        } else {
-            try writeAtomically(try PropertyListFile.encode(values, format: format), to: path, as: domain)
+            versions.rememberRemoval(of: domain)
+            return StagedChange(path: path, action: .remove)
         }
-        return .written
+        return try stage(try PropertyListFile.encode(values, format: format), at: path, as: domain)
+    }
+
+    /// Puts staged changes in place: renames and removals, then one fsync of each folder they
+    /// touched. Throws the first failure; use `commit(_:reportingAs:)` to go on past one.
+    func commit(_ changes: [StagedChange]) throws(DefaultsError) {
+        if let failure = commit(changes, reportingAs: changes.indices.map { $0 }).first { throw failure.1 }
+    }
+
+    /// Puts staged changes in place, each reported under its label when it fails; the folders of
+    /// those that succeeded are fsynced once each.
+    func commit<Label>(_ changes: [StagedChange], reportingAs labels: [Label]) -> [(Label, DefaultsError)] {
+        var failures: [(Label, DefaultsError)] = []
+        var folders: [String: [Label]] = [:]
+        for (change, label) in zip(changes, labels) {
+            let folder = DomainFiles.folder(of: change.path)
+            switch change.action {
+            case .none:
+                continue
+            case .replace(let temporary):
+                guard rename(temporary, change.path) == 0 else {
+                    failures.append((label, ioError("cannot rename \(temporary) to \(change.path)")))
+                    unlink(temporary)
+                    continue
+                }
+            case .remove:
+                if unlink(change.path) != 0 {
+                    guard errno == ENOENT else {
+                        failures.append((label, DefaultsError(.ioError, "cannot remove \(change.path): \(String(cString: strerror(errno)))")))
+                        continue
+                    }
+                    // Its folder (ByHost) may be gone too: then there is nothing to make durable.
+                    guard FileManager.default.fileExists(atPath: folder) else { continue }
+                }
+            }
+            folders[folder, default: []].append(label)
+        }
+        for (folder, labels) in folders.sorted(by: { $0.key < $1.key }) {
+            do throws(DefaultsError) {
+                try syncDirectory(folder)
+            } catch {
+                failures += labels.map { ($0, error) }
+            }
+        }
+        return failures
     }
 
     func remove(_ domain: DomainName) throws(DefaultsError) {
         guard let path = path(of: domain) else { return }
         versions.rememberRemoval(of: domain)
-        if unlink(path) != 0 {
-            guard errno == ENOENT else { throw DefaultsError(.ioError, "cannot remove \(path): \(String(cString: strerror(errno)))") }
-            // Its folder (ByHost) may be gone too: then there is nothing to make durable.
-            guard FileManager.default.fileExists(atPath: DomainFiles.folder(of: path)) else { return }
-        }
-        try syncDirectory(DomainFiles.folder(of: path))
+        try commit([StagedChange(path: path, action: .remove)])
     }
 
     /// The domains that have a file: every any-host domain, and this machine's by-host domains.
@@ -201,9 +260,16 @@ struct DomainFiles: Sendable {
         String(RFC3339.format(date).filter { $0 != ":" })
     }
 
-    /// Writes `data` to `path` durably. The version written is remembered as the domain's
-    /// before it is renamed into place, so its own change on disk is never news to the daemon.
-    func writeAtomically(_ data: Data, to path: String, as domain: DomainName? = nil) throws(DefaultsError) {
+    /// Writes `data` to `path` durably: a temporary file in the same folder, fsync, rename,
+    /// fsync of the folder.
+    func writeAtomically(_ data: Data, to path: String) throws(DefaultsError) {
+        try commit([try stage(data, at: path)])
+    }
+
+    /// Writes `data` to a temporary file beside `path` and fsyncs it. The version written is
+    /// remembered as the domain's before it is renamed into place, so its own change on disk is
+    /// never news to the daemon.
+    func stage(_ data: Data, at path: String, as domain: DomainName? = nil) throws(DefaultsError) -> StagedChange {
         // In the file's own folder: a rename within one folder is atomic, and one fsync of it
         // makes the rename durable.
         let folder = DomainFiles.folder(of: path)
@@ -231,12 +297,11 @@ struct DomainFiles: Sendable {
         if failure == nil, fsync(fd) != 0 { failure = ioError("cannot fsync \(temporary)") }
         if failure == nil, let domain, let version = FileVersion(descriptor: fd) { versions.remember(version, of: domain) }
         close(fd)
-        if failure == nil, rename(temporary, path) != 0 { failure = ioError("cannot rename \(temporary) to \(path)") }
         if let failure {
             unlink(temporary)
             throw failure
         }
-        try syncDirectory(folder)
+        return StagedChange(path: path, action: .replace(temporary: temporary))
     }
 
     private static func folder(of path: String) -> String {

@@ -39,24 +39,40 @@ struct ThreadedFileWriter: DurableWriter {
 }
 
 extension DomainFiles {
-    /// Writes a snapshot: the ledger, then each domain (temporary file, fsync, rename, fsync of
-    /// the directory). Without the ledger a generation could go backwards after a crash, so a
-    /// failed ledger write writes nothing.
+    /// Writes a snapshot as one group: every file's new contents go to a temporary file in its
+    /// own folder and are fsynced; then the ledger is renamed into place and its folder fsynced;
+    /// then every domain's file is renamed (or removed) and each folder touched is fsynced once.
+    ///
+    /// The ledger is durable before any domain file is replaced, so after a crash a generation
+    /// can be ahead of its file but never behind it; a failed ledger writes nothing. A domain
+    /// that fails is reported and the others are written.
     func write(_ snapshot: WriteBehind.Snapshot) -> FlushOutcome {
         var outcome = FlushOutcome()
+        let ledger: StagedChange
         do throws(DefaultsError) {
-            try GenerationLedger(files: self).write(snapshot.generations)
+            let file = GenerationLedger(files: self)
+            ledger = try stage(file.contents(snapshot.generations), at: file.path)
         } catch {
             for (domain, _) in snapshot.domains { outcome.failures[domain] = error }
             return outcome
         }
+        var staged: [(domain: DomainName, change: StagedChange)] = []
         for (domain, values) in snapshot.domains {
             do throws(DefaultsError) {
-                if try write(domain, values: values) == .deferred { outcome.deferred.insert(domain) }
+                if let change = try stage(domain, values: values) { staged.append((domain, change)) } else { outcome.deferred.insert(domain) }
             } catch {
                 outcome.failures[domain] = error
             }
         }
+        do throws(DefaultsError) {
+            try commit([ledger])
+        } catch {
+            for (_, change) in staged { change.discard() }
+            for (domain, _) in snapshot.domains { outcome.failures[domain] = error }
+            outcome.deferred = []
+            return outcome
+        }
+        for (domain, error) in commit(staged.map(\.change), reportingAs: staged.map(\.domain)) { outcome.failures[domain] = error }
         return outcome
     }
 }

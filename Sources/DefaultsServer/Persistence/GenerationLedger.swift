@@ -41,11 +41,12 @@ struct GenerationLedger: Sendable {
         return files.domain(ofFile: String(entry.dropFirst(prefix.count)), inByHostFolder: true)
     }
 
-    func write(_ generations: [DomainName: Int64]) throws(DefaultsError) {
+    /// The ledger file's bytes for these generations.
+    func contents(_ generations: [DomainName: Int64]) throws(DefaultsError) -> Data {
         var values: [String: PlistValue] = [:]
         for (domain, generation) in generations {
             if let entry = entry(of: domain) { values[entry] = .integer(generation) }
         }
-        try files.writeAtomically(try PropertyListFile.encode(values, format: .binary), to: path)
+        return try PropertyListFile.encode(values, format: .binary)
     }
 }
