@@ -183,7 +183,7 @@ public final class DefaultsDaemon: Sendable {
         do {
             try await loop.flatSubmit {
                 state.value.isStopping = true
-                return state.value.store.synchronize()
+                return state.value.store.finish()
             }.get()
         } catch {
             logger.error("final flush failed", metadata: ["error": "\(error)"])

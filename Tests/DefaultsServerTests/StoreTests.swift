@@ -16,13 +16,17 @@ final class StoreFixture {
     /// The machine id that names the fixture's by-host files.
     static let machineID = "0123456789abcdef0123456789abcdef"
 
-    init(maximumDomainBytes: Int = 4 << 20, coalesce: TimeAmount = .milliseconds(20), machineID: String? = StoreFixture.machineID) {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString)").path
-        var configuration = DaemonConfiguration(socketPath: directory + "/socket", storageDirectory: directory)
+    /// A new store; with `directory`, one restarted on an earlier fixture's files.
+    init(
+        maximumDomainBytes: Int = 4 << 20, coalesce: TimeAmount = .milliseconds(20), machineID: String? = StoreFixture.machineID,
+        directory: String? = nil
+    ) {
+        self.directory = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString)").path
+        var configuration = DaemonConfiguration(socketPath: self.directory + "/socket", storageDirectory: self.directory)
         configuration.maximumDomainBytes = maximumDomainBytes
         configuration.coalesceDelay = coalesce
         writer.start()
-        let files = DomainFiles(directory: directory, format: .xml, machineID: machineID)
+        let files = DomainFiles(directory: self.directory, format: .xml, machineID: machineID)
         try! files.prepare()
         let loop = group.next()
         let table = DomainTable(eventLoop: loop, files: files)
@@ -199,7 +203,60 @@ final class StoreFixture {
         }
         let data = try Data(contentsOf: URL(fileURLWithPath: fixture.directory + "/com.example.bridge.plist"))
         #expect(try PropertyListFile.decode(data) == ["warp": true, "warpFactor": 7])
+        // While the daemon runs the ledger holds a ceiling above the generation.
+        #expect(GenerationLedger(files: DomainFiles(directory: fixture.directory, format: .xml)).load() == [domain: 2 + GenerationLedger.reserve])
+        try fixture.onLoop { store in store.finish() }
         #expect(GenerationLedger(files: DomainFiles(directory: fixture.directory, format: .xml)).load() == [domain: 2])
+    }
+
+    @Test func aFlushBelowTheCeilingWritesNoLedgerAndOnePastItRaisesIt() throws {
+        let fixture = StoreFixture()
+        let domain = self.domain
+        let ledger = fixture.directory + "/" + GenerationLedger.fileName
+        try fixture.onLoop { store in
+            _ = try? store.apply(Changeset(domain: domain, changes: ["n": 0]), origin: .file)
+            return store.synchronize()
+        }
+        let first = try #require(FileVersion(atPath: ledger))
+        for n in 1..<4 {
+            try fixture.onLoop { store in
+                _ = try? store.apply(Changeset(domain: domain, changes: ["n": .integer(Int64(n))]), origin: .file)
+                return store.synchronize()
+            }
+        }
+        #expect(FileVersion(atPath: ledger) == first, "three flushes under the ceiling left the ledger as it was")
+        #expect(try PropertyListFile.decode(Data(contentsOf: URL(fileURLWithPath: fixture.directory + "/com.example.bridge.plist"))) == ["n": 3])
+
+        // A burst past the ceiling: the ledger is raised before the domain's file is replaced.
+        try fixture.onLoop { store in
+            for n in 0...GenerationLedger.reserve { _ = try? store.apply(Changeset(domain: domain, changes: ["n": .integer(100 + n)]), origin: .file) }
+            return store.synchronize()
+        }
+        let generation = try fixture.onLoop { store in try store.state(of: domain).generation }
+        #expect(generation == 5 + GenerationLedger.reserve)
+        #expect(GenerationLedger(files: DomainFiles(directory: fixture.directory, format: .xml)).load() == [domain: generation + GenerationLedger.reserve])
+    }
+
+    @Test func afterACrashAGenerationRestartsAtItsCeilingAndAfterAStopWhereItWas() throws {
+        let domain = self.domain
+        let crashed = StoreFixture()
+        try crashed.onLoop { store in
+            _ = try? store.apply(Changeset(domain: domain, changes: ["a": 1]), origin: .file)
+            _ = try? store.apply(Changeset(domain: domain, changes: ["a": 2]), origin: .file)
+            return store.synchronize()
+        }
+        // No finish(): the process died with the ceiling in the ledger.
+        let restarted = StoreFixture(directory: crashed.directory)
+        #expect(try restarted.onLoop { store in try store.state(of: domain).generation } == 2 + GenerationLedger.reserve)
+        #expect(try restarted.onLoop { store in try store.state(of: domain).values } == ["a": 2])
+
+        try restarted.onLoop { store in
+            _ = try? store.apply(Changeset(domain: domain, changes: ["a": 3]), origin: .file)
+            return store.finish()
+        }
+        let again = StoreFixture(directory: crashed.directory)
+        #expect(try again.onLoop { store in try store.state(of: domain).generation } == 3 + GenerationLedger.reserve)
+        withExtendedLifetime((crashed, restarted)) {}  // each fixture removes the shared directory when it goes
     }
 
     @Test func aByHostDomainHasItsOwnFileAndLedgerEntry() throws {
@@ -217,7 +274,7 @@ final class StoreFixture {
             == ["theme": "light"])
         #expect(!FileManager.default.fileExists(atPath: fixture.directory + "/com.example.bridge.plist"))
         let files = DomainFiles(directory: fixture.directory, format: .xml, machineID: StoreFixture.machineID)
-        #expect(GenerationLedger(files: files).load() == [domain.currentHost: 1, DomainName.global.currentHost: 1])
+        #expect(GenerationLedger(files: files).load() == [domain.currentHost: 1 + GenerationLedger.reserve, DomainName.global.currentHost: 1 + GenerationLedger.reserve])
         // Another machine sharing the directory does not take them for its own.
         let other = DomainFiles(directory: fixture.directory, format: .xml, machineID: String(repeating: "f", count: 32))
         #expect(GenerationLedger(files: other).load() == [:])

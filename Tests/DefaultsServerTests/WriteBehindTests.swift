@@ -117,15 +117,24 @@ import Testing
         writer.completeAll()
         loop.run()
         #expect(answered == ["first"])
-        // The second waiter starts the next flush at once, without the coalescing delay.
-        #expect(writer.writes.count == 2 && writer.writes[1].domains == [b])
+        // The second waiter starts the next flush after the group-commit window, not the
+        // coalescing delay; a caller that comes within the window joins that flush.
+        #expect(writer.writes.count == 1)
+        loop.advanceTime(by: WriteBehind.groupCommitWindow - .microseconds(1))
+        writeBehind.markDirty(a)
+        let joined = writeBehind.synchronize()
+        #expect(writer.writes.count == 1)
+        loop.advanceTime(by: .microseconds(1))
+        #expect(writer.writes.count == 2 && Set(writer.writes[1].domains) == [a, b])
+        joined.assumeIsolated().whenSuccess { answered.append("joined") }
         writer.completeAll()
         loop.run()
-        #expect(answered == ["first", "second"])
+        #expect(answered == ["first", "second", "joined"])
         // Nothing dirty: answered at once.
         var third = false
         writeBehind.synchronize().assumeIsolated().whenSuccess { third = true }
         #expect(third && writer.writes.count == 2)
+        // A lone caller's flush starts at once, with no window.
         // Several waiters on one flush: one write answers them all.
         writeBehind.markDirty(a)
         let waiters = (0..<3).map { _ in writeBehind.synchronize() }

@@ -16,15 +16,18 @@ struct DomainFiles: Sendable {
     /// This machine's id (`/etc/machine-id`), which names its by-host files; nil when the machine
     /// has none, and then by-host domains read as empty and are never written.
     let machineID: String?
+    /// What the ledger on disk holds, once this process has written it.
+    let ledger: DurableLedger
 
     init(
         directory: String, format: PropertyListFile.Format, machineID: String? = nil,
-        versions: KnownFileVersions = KnownFileVersions()
+        versions: KnownFileVersions = KnownFileVersions(), ledger: DurableLedger = DurableLedger()
     ) {
         self.directory = directory
         self.format = format
         self.machineID = machineID
         self.versions = versions
+        self.ledger = ledger
     }
 
     /// The folder of this machine's by-host files.

@@ -1,4 +1,6 @@
 import DefaultsCore
+import Dispatch
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 
@@ -40,32 +42,54 @@ struct ThreadedFileWriter: DurableWriter {
 
 extension DomainFiles {
     /// Writes a snapshot as one group: every file's new contents go to a temporary file in its
-    /// own folder and are fsynced; then the ledger is renamed into place and its folder fsynced;
-    /// then every domain's file is renamed (or removed) and each folder touched is fsynced once.
+    /// own folder and are fsynced; then the ledger, when a ceiling must rise, is renamed into
+    /// place and its folder fsynced; then every domain's file is renamed (or removed) and each
+    /// folder touched is fsynced once.
     ///
     /// The ledger is durable before any domain file is replaced, so after a crash a generation
     /// can be ahead of its file but never behind it; a failed ledger writes nothing. A domain
-    /// that fails is reported and the others are written.
+    /// that fails is reported and the others are written. A snapshot with `exactGenerations`
+    /// (the last one, at a clean stop) writes the generations themselves as the ledger.
     func write(_ snapshot: WriteBehind.Snapshot) -> FlushOutcome {
         var outcome = FlushOutcome()
-        let ledger: StagedChange
-        do throws(DefaultsError) {
-            let file = GenerationLedger(files: self)
-            ledger = try stage(file.contents(snapshot.generations), at: file.path)
-        } catch {
-            for (domain, _) in snapshot.domains { outcome.failures[domain] = error }
-            return outcome
+        var ledgerValues = snapshot.exactGenerations ? snapshot.generations : (ledger.durable ?? snapshot.generations)
+        if !snapshot.exactGenerations {
+            for (domain, _) in snapshot.domains {
+                let generation = snapshot.generations[domain] ?? 0
+                if ledger.durable?[domain] ?? -1 < generation { ledgerValues[domain] = generation + GenerationLedger.reserve }
+            }
+        }
+        var ledgerChange: StagedChange?
+        // At a clean stop, only a ledger this process wrote (and so had read) is rewritten.
+        if ledgerValues != ledger.durable && !(snapshot.exactGenerations && ledger.durable == nil) {
+            do throws(DefaultsError) {
+                let file = GenerationLedger(files: self)
+                ledgerChange = try stage(file.contents(ledgerValues), at: file.path)
+            } catch {
+                for (domain, _) in snapshot.domains { outcome.failures[domain] = error }
+                return outcome
+            }
+        }
+        // Staged side by side: the fsyncs of several files overlap, and the journal commits them together.
+        let results = NIOLockedValueBox([Result<StagedChange?, DefaultsError>?](repeating: nil, count: snapshot.domains.count))
+        DispatchQueue.concurrentPerform(iterations: snapshot.domains.count) { index in
+            let (domain, values) = snapshot.domains[index]
+            let result = Result { () throws(DefaultsError) in try stage(domain, values: values) }
+            results.withLockedValue { $0[index] = result }
         }
         var staged: [(domain: DomainName, change: StagedChange)] = []
-        for (domain, values) in snapshot.domains {
-            do throws(DefaultsError) {
-                if let change = try stage(domain, values: values) { staged.append((domain, change)) } else { outcome.deferred.insert(domain) }
-            } catch {
-                outcome.failures[domain] = error
+        for ((domain, _), result) in zip(snapshot.domains, results.withLockedValue { $0 }) {
+            switch result! {
+            case .success(let change?): staged.append((domain, change))
+            case .success(nil): outcome.deferred.insert(domain)
+            case .failure(let error): outcome.failures[domain] = error
             }
         }
         do throws(DefaultsError) {
-            try commit([ledger])
+            if let ledgerChange {
+                try commit([ledgerChange])
+                ledger.durable = ledgerValues
+            }
         } catch {
             for (_, change) in staged { change.discard() }
             for (domain, _) in snapshot.domains { outcome.failures[domain] = error }

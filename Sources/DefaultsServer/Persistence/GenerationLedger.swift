@@ -1,14 +1,21 @@
 import DefaultsCore
 import FoundationEssentials
 import Glibc
+import NIOConcurrencyHelpers
 
 /// The file that keeps every domain's generation across restarts (`.defaultsd-generations.plist`).
 ///
-/// Each flush writes the ledger before the domain files, so after a crash a generation can be
-/// ahead of its file but never behind it: a client comparing generations reloads rather than
-/// missing a change.
+/// While the daemon runs the ledger holds a *ceiling* for each domain it writes: a generation
+/// at least as high as that of the domain's file on disk. A flush writes the ledger, before the
+/// domain files, only when a domain's generation has passed its ceiling, and then raises the
+/// ceiling by ``reserve``; most flushes write no ledger at all. A clean stop writes the exact
+/// generations. After a crash a domain restarts at its ceiling, ahead of its file but never
+/// behind it: a client comparing generations reloads rather than missing a change.
 struct GenerationLedger: Sendable {
     static let fileName = ".defaultsd-generations.plist"
+    /// How far above a domain's generation its ceiling is set. One ledger write covers this
+    /// many changes of the domain; a crash makes its generation jump by at most this much.
+    static let reserve: Int64 = 4096
     let files: DomainFiles
 
     init(files: DomainFiles) { self.files = files }
@@ -48,5 +55,18 @@ struct GenerationLedger: Sendable {
             if let entry = entry(of: domain) { values[entry] = .integer(generation) }
         }
         return try PropertyListFile.encode(values, format: .binary)
+    }
+}
+
+/// The ledger this process last made durable: nil until its first write. Written by the writer
+/// thread, which alone writes the ledger; the lock makes that a checked fact for any reader.
+final class DurableLedger: Sendable {
+    private let box = NIOLockedValueBox<[DomainName: Int64]?>(nil)
+
+    init() {}
+
+    var durable: [DomainName: Int64]? {
+        get { box.withLockedValue { $0 } }
+        set { box.withLockedValue { $0 = newValue } }
     }
 }

@@ -12,7 +12,11 @@ import NIOPosix
 /// Timing: a dirty domain is written once it has been quiet for `coalesceDelay`, or at the
 /// latest `maximumCoalesceDelay` after it first became dirty. A burst of any length is
 /// therefore one write (two when it straddles the maximum delay). `synchronize` is a group
-/// commit: every caller waiting when a flush starts is answered by that one flush.
+/// commit: every caller waiting when a flush starts is answered by that one flush. A flush
+/// that follows another because callers are waiting starts ``groupCommitWindow`` later, so the
+/// callers the last flush just answered, whose next `synchronize` is usually on its way, join it
+/// instead of waiting for the one after (as PostgreSQL's `commit_delay`). A lone caller never
+/// waits for the window: its flush starts at once.
 ///
 /// Owned by the state-owning event loop: every method checks it, in release builds too. Time is
 /// the loop's (`eventLoop.now`), so `EmbeddedEventLoop.advanceTime` drives it in tests.
@@ -20,6 +24,8 @@ final class WriteBehind {
     struct Snapshot: Sendable {
         var domains: [(DomainName, [String: PlistValue])]
         var generations: [DomainName: Int64]
+        /// Write `generations` themselves as the ledger, not ceilings above them (a clean stop).
+        var exactGenerations = false
     }
 
     private let eventLoop: EventLoop
@@ -36,8 +42,13 @@ final class WriteBehind {
     private var lastWriteAt: NIODeadline
     private var timer: Scheduled<Void>?
     private var flushInFlight = false
+    /// The next flush is due at the end of the group-commit window: callers join it meanwhile.
+    private var gathering = false
     private(set) var retryDelay = WriteBehind.firstRetryDelay
     private var waiters: [(sequence: UInt64, promise: EventLoopPromise<Void>)] = []
+
+    /// How long a flush that follows another waits for more callers to join it.
+    static let groupCommitWindow = TimeAmount.microseconds(200)
 
     /// The wait before the first retry of a failed write; it doubles with each failure up to ``longestRetryDelay``.
     static let firstRetryDelay = TimeAmount.milliseconds(100)
@@ -78,8 +89,21 @@ final class WriteBehind {
         if writeSequence == durableSequence { return eventLoop.makeSucceededVoidFuture() }
         let promise = eventLoop.makePromise(of: Void.self)
         waiters.append((writeSequence, promise))
-        if !flushInFlight { startFlush() }
+        if !flushInFlight && !gathering { startFlush() }
         return promise.futureResult
+    }
+
+    /// Writes every change still in memory, then the exact generations as the ledger, so a
+    /// clean restart continues every domain's generation where it stopped. Called once, at stop.
+    func finish() -> EventLoopFuture<Void> {
+        eventLoop.preconditionInEventLoop()
+        return synchronize().flatMap { [self] in
+            var snapshot = source.snapshot(of: [])
+            snapshot.exactGenerations = true
+            return writer.write(snapshot).flatMapThrowing { outcome in
+                if let failure = outcome.failures.values.first { throw failure }
+            }
+        }
     }
 
     // MARK: - Timing
@@ -95,6 +119,10 @@ final class WriteBehind {
     /// Rather than re-arming the timer on every write, the timer checks on firing whether
     /// the domain has been quiet long enough, and re-arms itself if not.
     private func timerFired() {
+        if gathering {
+            gathering = false
+            return startFlush()
+        }
         guard !dirty.isEmpty, !flushInFlight else { return }
         let now = eventLoop.now
         let quietAt = lastWriteAt + coalesceDelay
@@ -109,6 +137,7 @@ final class WriteBehind {
     // MARK: - Flushing
 
     private func startFlush() {
+        gathering = false
         guard !dirty.isEmpty else {
             durableSequence = writeSequence
             answerWaiters()
@@ -155,7 +184,12 @@ final class WriteBehind {
             durableSequence = max(durableSequence, sequence)
             answerWaiters()
             if !dirty.isEmpty {
-                if !waiters.isEmpty { startFlush() } else { arm(at: max(lastWriteAt + coalesceDelay, eventLoop.now)) }
+                if !waiters.isEmpty {
+                    gathering = true
+                    arm(at: eventLoop.now + WriteBehind.groupCommitWindow)
+                } else {
+                    arm(at: max(lastWriteAt + coalesceDelay, eventLoop.now))
+                }
             }
         }
     }

@@ -179,6 +179,9 @@ final class DefaultsStore {
     /// Succeeds once every write accepted before the call is durable on disk.
     func synchronize() -> EventLoopFuture<Void> { writeBehind.synchronize() }
 
+    /// The last write, at stop: every change, then the exact generations.
+    func finish() -> EventLoopFuture<Void> { writeBehind.finish() }
+
     // MARK: - Loading
 
     private func load(_ domain: DomainName) throws(DefaultsError) -> Dictionary<DomainName, DomainState>.Index {
