@@ -18,7 +18,9 @@ SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 #  util-linux: setpriv, for the "another user" test; taskset, for the benchmark's CPU placements.
 BUILD_PACKAGES := libsystemd-dev pkg-config
 TEST_PACKAGES  := $(BUILD_PACKAGES) systemd socat util-linux
-BENCH_PACKAGES := $(BUILD_PACKAGES) socat redis-server util-linux
+#  dconf-service, dconf-cli, libdconf-dev, dbus: dconf, the Linux peer, measured in the same run
+#  (bench/dconf-probe.c is built against libdconf); hyperfine times the command-line tools.
+BENCH_PACKAGES := $(BUILD_PACKAGES) socat redis-server util-linux dconf-service dconf-cli libdconf-dev dbus hyperfine gcc
 
 # Release builds (bench, install) link the Swift runtime into each binary. They keep Swift's
 # run-time exclusivity checks: a daemon that holds a user's data prefers a clean trap to undefined
@@ -63,7 +65,9 @@ test: deps-test
 
 bench: deps-bench
 	$(SWIFT) build $(RELEASE) --product defaultsd
+	$(SWIFT) build $(RELEASE) --product defaults
 	$(SWIFT) build $(RELEASE) --product defaultsd-bench
+	cc -O2 -Wall -o .build/release/dconf-probe bench/dconf-probe.c $$(pkg-config --cflags --libs dconf)
 	$(SWIFT) build $(RELEASE) --product defaultsd-client-bench
 	.build/release/defaultsd-bench $(ARGS)
 	.build/release/defaultsd-client-bench

@@ -32,6 +32,15 @@ struct DefaultsBench: ParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Also measure the round trips with the client and the servers placed on CPUs by hand (needs taskset).")
     var pinned = true
 
+    @Option(help: "The dconf probe (bench/dconf-probe.c; default: beside this program; 'none' to skip dconf).")
+    var dconfProbe: String?
+
+    @Option(help: "Seconds each durable-write throughput measurement runs.")
+    var durableSeconds: Double = 3
+
+    @Option(help: "Runs of each command timed by hyperfine.")
+    var cliRuns: Int = 300
+
     @Option(help: .hidden)
     var serveFloor: String?
 
@@ -40,8 +49,8 @@ struct DefaultsBench: ParsableCommand {
 
     func run() throws {
         if let serveFloor { return try TransportFloor.serve(path: serveFloor) }
-        let binary = daemon ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            .appendingPathComponent("defaultsd").path
+        let here = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        let binary = daemon ?? here.appendingPathComponent("defaultsd").path
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("defaultsd-bench-\(getpid())").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -56,9 +65,10 @@ struct DefaultsBench: ParsableCommand {
         let server = try Server.start(
             binary,
             ["--config", configuration, "--socket", directory + "/defaultsd.sock", "--storage-dir", directory + "/storage"],
-            readyWhen: "listening")
+            readyWhen: "start-up settled")
         defer { server.stop() }
-        let idle = server.residentKiB()
+        usleep(200_000)  // the release follows the line that says it comes
+        let idle = Footprint(pid: server.process.processIdentifier)
 
         var redisServer: Server?
         if let redisBinary = redis ?? Server.which("redis-server"), redisBinary != "none" {
@@ -88,7 +98,7 @@ struct DefaultsBench: ParsableCommand {
         }
         ours.burstRewrites = try measureBurst(socket: directory + "/defaultsd.sock")
         let handEdits = try measureHandEdits(socket: directory + "/defaultsd.sock", storage: directory + "/storage")
-        let loaded = server.residentKiB()
+        let loaded = Footprint(pid: server.process.processIdentifier)
 
         report.table(ours: ours, redis: theirs)
 
@@ -121,8 +131,18 @@ struct DefaultsBench: ParsableCommand {
         report.line("- `didChange` file rewrites for a \(burst)-set burst to one domain: **\(ours.burstRewrites)** (target ≤ 2)")
         report.line("- hand edit (a file renamed over the domain's) → `didChange` at a subscriber, \(handEdits.count) edits: "
             + "p50 **\(Report.milli(Report.percentile(handEdits, 0.5)))**, p99 \(Report.milli(Report.percentile(handEdits, 0.99))) (target p50 ≤ 20 ms)")
-        report.line("- idle resident memory of defaultsd: **\(idle / 1024) MiB** at start, **\(loaded / 1024) MiB** after the run")
+        report.line("- resident memory of defaultsd: **\(Footprint.mebi(idle.rss))** idle at start (target ≤ 10 MiB), "
+            + "**\(Footprint.mebi(loaded.rss))** after the run (target ≤ 14 MiB)")
         if theirs == nil { report.line("- redis-server not found: install it (`apt-get install redis-server`) to measure the peer") }
+
+        let probe = dconfProbe ?? here.appendingPathComponent("dconf-probe").path
+        if probe != "none", FileManager.default.isExecutableFile(atPath: probe), Server.which("dbus-run-session") != nil {
+            try compareWithDconf(
+                probe: probe, directory: directory, socket: directory + "/defaultsd.sock", tool: here.appendingPathComponent("defaults").path,
+                server: server, idle: idle, ours: ours, report: &report)
+        } else if probe != "none" {
+            report.line("- dconf not measured: `make bench` builds \(probe) when dconf-service, dconf-cli, libdconf-dev and dbus are installed")
+        }
         print(report.text)
     }
 
@@ -219,6 +239,76 @@ struct DefaultsBench: ParsableCommand {
             try client.request(#"{"op":"synchronize"}"#)
         }
         return samples
+    }
+
+    // MARK: - dconf
+
+    /// The footprint, the command-line tools, durable writes and change events of defaultsd and
+    /// dconf, measured one after the other in this run, as a table with ratios.
+    func compareWithDconf(
+        probe: String, directory: String, socket: String, tool: String, server: Server, idle: Footprint, ours: Results,
+        report: inout Report
+    ) throws {
+        let dconf = try DconfPeer(probe: probe, directory: directory + "/dconf")
+        defer { dconf.stop() }
+        let dconfIdle = Footprint(pid: dconf.servicePID)
+
+        var rows: [(String, String, String, String, String)] = []
+        func ratio(_ a: Double, _ b: Double) -> String { String(format: "%.2f", a / b) }
+        func add(_ name: String, _ a: Double, _ b: Double, _ format: (Double) -> String, _ target: String) {
+            rows.append((name, format(a), format(b), ratio(a, b), target))
+        }
+        func perSecond(_ value: Double) -> String { "\(Int(value)) /s" }
+
+        // Command-line tools, one call each.
+        var environment = dconf.environment
+        environment["DEFAULTSD_SOCKET"] = socket
+        _ = try DconfPeer.run(tool, ["write", "com.bench.cli", "k", "-int", "42"], environment: environment)
+        _ = try DconfPeer.run(Server.which("dconf")!, ["write", "/bench/cli/k", "42"], environment: environment)
+        let calls = try Hyperfine.measure(
+            ["\(tool) read com.bench.cli k", "dconf read /bench/cli/k", "\(tool) write com.bench.cli k -int 42", "dconf write /bench/cli/k 42"],
+            environment: environment, runs: cliRuns, directory: directory)
+        if calls.count == 4 {
+            add("`defaults read` / `dconf read`, one call (mean)", calls[0].mean, calls[1].mean, Report.milli, "≤ 1.0")
+            add("`defaults write` / `dconf write`, one call (mean)", calls[2].mean, calls[3].mean, Report.milli, "≤ 1.0")
+        }
+
+        // Durable writes.
+        let ourTrips = try DurableWrites.roundTrips(socket: socket, count: 500)
+        let theirTrips = try dconf.writeRoundTrips(500)
+        add("durable write round trip p50 (`set` + `synchronize` / `write_sync`)",
+            Report.percentile(ourTrips, 0.5), Report.percentile(theirTrips, 0.5), Report.milli, "")
+        for writers in [1, 4, 50] {
+            let a = try DurableWrites.throughput(socket: socket, writers: writers, seconds: durableSeconds)
+            let b = try dconf.writeThroughput(writers: writers, seconds: durableSeconds)
+            rows.append(("durable writes, \(writers) writer\(writers == 1 ? "" : "s") on \(writers) domain\(writers == 1 ? "" : "s")",
+                         perSecond(a), perSecond(b), ratio(a, b), writers == 4 ? "≥ 1.5" : ""))
+        }
+
+        // Change events: defaultsd's figures are the ones measured above.
+        let one = try dconf.eventLatencies(watchers: 1, count: max(eventsPerRound, 200))
+        let hundred = try dconf.eventLatencies(watchers: 100, count: 50)
+        for (name, a, b) in [("change event to 1 watcher", ours.event1, one), ("change event to 100 watchers, last receiver", ours.event100, hundred)] {
+            for p in [0.5, 0.99] {
+                add("\(name) p\(Int(p * 100))", Report.percentile(a, p), Report.percentile(b, p), Report.micro, "")
+            }
+        }
+
+        let loaded = Footprint(pid: server.process.processIdentifier)
+        let dconfLoaded = Footprint(pid: dconf.servicePID)
+        rows.insert(contentsOf: [
+            ("idle resident memory (VmRSS)", Footprint.mebi(idle.rss), Footprint.mebi(dconfIdle.rss), ratio(Double(idle.rss), Double(dconfIdle.rss)), "defaultsd ≤ 10 MiB"),
+            ("idle proportional memory (PSS)", Footprint.mebi(idle.pss), Footprint.mebi(dconfIdle.pss), ratio(Double(idle.pss), Double(dconfIdle.pss)), ""),
+            ("resident memory after the run (VmRSS)", Footprint.mebi(loaded.rss), Footprint.mebi(dconfLoaded.rss), ratio(Double(loaded.rss), Double(dconfLoaded.rss)), "defaultsd ≤ 14 MiB"),
+            ("proportional memory after the run (PSS)", Footprint.mebi(loaded.pss), Footprint.mebi(dconfLoaded.pss), ratio(Double(loaded.pss), Double(dconfLoaded.pss)), ""),
+        ], at: 0)
+
+        report.line("")
+        report.line("defaultsd and dconf (dconf-service on a private session bus, measured by bench/dconf-probe.c and `dconf`):")
+        report.line("")
+        report.line("| measurement | defaultsd | dconf | defaultsd ÷ dconf | target |")
+        report.line("|---|---:|---:|---:|---|")
+        for (name, a, b, r, target) in rows { report.line("| \(name) | \(a) | \(b) | \(r) | \(target) |") }
     }
 
     // MARK: - Redis

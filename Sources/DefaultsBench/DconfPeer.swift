@@ -1,0 +1,214 @@
+import Foundation
+import LineSocket
+
+/// dconf, the Linux peer, measured in the same run: dconf-service on a private D-Bus session bus
+/// (`dbus-run-session`) with a throw-away HOME, driven by `dconf-probe` (bench/dconf-probe.c,
+/// built by `make bench` against libdconf) and by the `dconf` command.
+///
+/// Owned by the benchmark's main thread. Every process it starts it stops by PID in `stop()`:
+/// dconf-service, the session's placeholder child (whose exit makes `dbus-run-session` stop its
+/// bus daemon), then the bus daemon itself if it is still there.
+final class DconfPeer {
+    let probe: String
+    let environment: [String: String]
+    private let session: Process
+    private let placeholderPID: pid_t
+    let servicePID: pid_t
+    let busPID: pid_t
+
+    /// Starts a session bus in `directory` (HOME, XDG_CONFIG_HOME and XDG_RUNTIME_DIR inside it)
+    /// and dconf-service on it, by writing one key.
+    init(probe: String, directory: String) throws {
+        self.probe = probe
+        let home = directory + "/home", runtime = directory + "/run"
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        var environment = ProcessInfo.processInfo.environment
+        environment["HOME"] = home
+        environment["XDG_CONFIG_HOME"] = home + "/.config"
+        environment["XDG_RUNTIME_DIR"] = runtime
+        environment["DBUS_SESSION_BUS_ADDRESS"] = nil
+
+        let addressFile = directory + "/bus-address", pidFile = directory + "/placeholder-pid"
+        session = Process()
+        session.executableURL = URL(fileURLWithPath: Server.which("dbus-run-session")!)
+        session.arguments = ["--", "/bin/sh", "-c", #"echo $$ > "$1"; echo "$DBUS_SESSION_BUS_ADDRESS" > "$2.new"; mv "$2.new" "$2"; exec sleep 2147483647"#,
+                             "placeholder", pidFile, addressFile]
+        session.environment = environment
+        session.standardError = FileHandle.nullDevice
+        try session.run()
+        let deadline = LineSocket.now() + 10
+        while !FileManager.default.fileExists(atPath: addressFile) {
+            guard LineSocket.now() < deadline, session.isRunning else { throw LineSocket.Failure(description: "dbus-run-session did not start") }
+            usleep(10_000)
+        }
+        let address = try String(contentsOfFile: addressFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        placeholderPID = pid_t(try String(contentsOfFile: pidFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        environment["DBUS_SESSION_BUS_ADDRESS"] = address
+        self.environment = environment
+
+        let pids = try DconfPeer.run(probe, ["service-pid"], environment: environment).split(separator: "\n").compactMap { pid_t($0) }
+        guard pids.count == 2, pids[0] > 0 else { throw LineSocket.Failure(description: "dconf-service did not start on the session bus") }
+        (servicePID, busPID) = (pids[0], pids[1])
+    }
+
+    /// Runs `dconf-probe` and returns what it printed.
+    func probe(_ arguments: [String]) throws -> String { try DconfPeer.run(probe, arguments, environment: environment) }
+
+    /// `write_sync` round trips, seconds each.
+    func writeRoundTrips(_ count: Int) throws -> [Double] {
+        try probe(["write-sync", "/bench/sync/k", "\(count)"]).split(separator: "\n").compactMap { Double($0).map { $0 / 1e9 } }
+    }
+
+    /// `write_sync` calls per second by `writers` processes, each on its own path, for `seconds`.
+    func writeThroughput(writers: Int, seconds: Double) throws -> Double {
+        let start = DconfPeer.monotonicNanoseconds() + 500_000_000  // every writer connected by then
+        let end = start + Int64(seconds * 1e9)
+        let processes = try (0..<writers).map { writer -> (Process, Pipe) in
+            let process = Process(), output = Pipe()
+            process.executableURL = URL(fileURLWithPath: probe)
+            process.arguments = ["write-for", "/bench/writer\(writer)/k", "\(start)", "\(end)"]
+            process.environment = environment
+            process.standardOutput = output
+            try process.run()
+            return (process, output)
+        }
+        var total = 0
+        for (process, output) in processes {
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            guard process.terminationStatus == 0, let count = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+                throw LineSocket.Failure(description: "a dconf writer failed")
+            }
+            total += count
+        }
+        return Double(total) / seconds
+    }
+
+    /// From just before a write until the last of `watchers` watcher processes has its change signal, seconds each.
+    func eventLatencies(watchers: Int, count: Int) throws -> [Double] {
+        try probe(["events", "/bench/events\(watchers)/", "\(watchers)", "\(count)"]).split(separator: "\n")
+            .compactMap { Double($0).map { $0 / 1e9 } }
+    }
+
+    func stop() {
+        for pid in [servicePID, placeholderPID] where pid > 0 { kill(pid, SIGTERM) }
+        session.waitUntilExit()
+        // dbus-run-session stops its bus daemon when its child exits; make sure of it.
+        if busPID > 0, kill(busPID, 0) == 0 { kill(busPID, SIGTERM) }
+    }
+
+    static func monotonicNanoseconds() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
+    }
+
+    static func run(_ binary: String, _ arguments: [String], environment: [String: String]) throws -> String {
+        let process = Process(), output = Pipe()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        process.environment = environment
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw LineSocket.Failure(description: "\(binary) \(arguments.joined(separator: " ")) exited with \(process.terminationStatus)")
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
+/// Resident memory of a process: `VmRSS`, and its proportional share `Pss` (shared pages divided
+/// among the processes that map them), both in KiB.
+struct Footprint {
+    var rss = 0
+    var pss = 0
+
+    init(pid: pid_t) {
+        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        let rollup = (try? String(contentsOfFile: "/proc/\(pid)/smaps_rollup", encoding: .utf8)) ?? ""
+        func field(_ name: String, in text: String) -> Int {
+            let line = text.split(separator: "\n").first { $0.hasPrefix(name) } ?? ""
+            return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
+        }
+        rss = field("VmRSS:", in: status)
+        pss = field("Pss:", in: rollup)
+    }
+
+    static func mebi(_ kib: Int) -> String { String(format: "%.1f MiB", Double(kib) / 1024) }
+}
+
+/// Whole-command timings by hyperfine: each command's mean and median, seconds.
+enum Hyperfine {
+    struct Timing { var mean: Double; var median: Double }
+
+    static func measure(_ commands: [String], environment: [String: String], runs: Int, directory: String) throws -> [Timing] {
+        let export = directory + "/hyperfine.json"
+        _ = try DconfPeer.run(
+            Server.which("hyperfine")!,
+            ["--shell=none", "--warmup", "20", "--runs", "\(runs)", "--style", "none", "--export-json", export] + commands,
+            environment: environment)
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: export))) as? [String: Any]
+        let results = json?["results"] as? [[String: Any]] ?? []
+        return results.map { Timing(mean: $0["mean"] as? Double ?? .nan, median: $0["median"] as? Double ?? .nan) }
+    }
+}
+
+/// defaultsd's durable writes: each writer on its own connection and domain, `set` then
+/// `synchronize`, which answers once the change is on disk.
+enum DurableWrites {
+    static func set(_ domain: String, _ value: Int) -> String {
+        #"{"op":"set","domain":"\#(domain)","key":"k","value":\#(value)}"#
+    }
+
+    /// Round trips of `set` + `synchronize`, seconds each.
+    static func roundTrips(socket: String, count: Int) throws -> [Double] {
+        let client = try LineSocket(path: socket)
+        var samples: [Double] = []
+        for i in 0..<count {
+            let start = LineSocket.now()
+            _ = try client.request(set("com.bench.sync", i))
+            _ = try client.request(#"{"op":"synchronize"}"#)
+            samples.append(LineSocket.now() - start)
+        }
+        return samples
+    }
+
+    /// Durable `set`s per second by `writers` concurrent writers for `seconds`.
+    static func throughput(socket: String, writers: Int, seconds: Double) throws -> Double {
+        let counts = Counts(writers)
+        let done = DispatchGroup()
+        let start = LineSocket.now() + 0.5, end = start + seconds  // every writer connected by then
+        for index in 0..<writers {
+            done.enter()
+            Thread {
+                defer { done.leave() }
+                guard let client = try? LineSocket(path: socket) else { return }
+                while LineSocket.now() < start { usleep(100) }
+                var count = 0
+                do {
+                    while LineSocket.now() < end {
+                        guard try client.request(set("com.bench.writer\(index)", count)).hasPrefix(#"{"ok":true"#),
+                            try client.request(#"{"op":"synchronize"}"#).hasPrefix(#"{"ok":true"#)
+                        else { break }
+                        count += 1
+                    }
+                } catch {}
+                counts.set(index, count)
+            }.start()
+        }
+        done.wait()
+        return Double(counts.total) / seconds
+    }
+
+    /// Each writer's count, written by its own thread. Owned by `throughput`.
+    final class Counts: @unchecked Sendable {
+        private let lock = NSLock()
+        private var counts: [Int]
+        init(_ writers: Int) { counts = Array(repeating: 0, count: writers) }
+        func set(_ index: Int, _ count: Int) { lock.withLock { counts[index] = count } }
+        var total: Int { lock.withLock { counts.reduce(0, +) } }
+    }
+}
