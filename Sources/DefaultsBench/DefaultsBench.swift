@@ -557,12 +557,6 @@ final class Server {
         }
     }
 
-    func residentKiB() -> Int {
-        let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
-        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
-        return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
-    }
-
     func stop() {
         guard process.isRunning else { return }
         process.terminate()

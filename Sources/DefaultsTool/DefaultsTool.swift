@@ -82,7 +82,7 @@ public enum DefaultsTool {
         static var hostName: String {
             var buffer = [CChar](repeating: 0, count: 256)
             guard gethostname(&buffer, buffer.count) == 0 else { return "localhost" }
-            return String(cString: buffer)
+            return buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         }
 
         /// Whether `name` is this machine: its host name, or that name's first label, in any case.

@@ -1,3 +1,4 @@
+import DefaultsCore
 import FoundationEssentials
 import Glibc
 import Logging
@@ -66,12 +67,9 @@ struct DaemonLogHandler: LogHandler {
         var parts = tm()
         var seconds = now.tv_sec
         gmtime_r(&seconds, &parts)
-        func digits(_ value: Int, _ width: Int) -> String {
-            let text = String(value)
-            return String(repeating: "0", count: max(0, width - text.count)) + text
-        }
-        let date = [digits(Int(parts.tm_year) + 1900, 4), digits(Int(parts.tm_mon) + 1, 2), digits(Int(parts.tm_mday), 2)]
-        let time = [digits(Int(parts.tm_hour), 2), digits(Int(parts.tm_min), 2), digits(Int(parts.tm_sec), 2)]
-        return date.joined(separator: "-") + "T" + time.joined(separator: ":") + "." + digits(now.tv_nsec / 1_000_000, 3) + "Z"
+        let milliseconds = Int32(now.tv_nsec / 1_000_000)
+        return SystemText.format(
+            "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday,
+            parts.tm_hour, parts.tm_min, parts.tm_sec, milliseconds)
     }
 }

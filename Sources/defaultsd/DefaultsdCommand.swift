@@ -148,10 +148,11 @@ struct DaemonService: Service {
             }
             group.addTask {
                 // Start-up has settled a moment after the daemon is ready; its code need not stay mapped.
-                try? await cancelWhenGracefulShutdown { try await Task.sleep(for: StartupCode.settleTime) }
-                // Logged first: the logging code faulted back in after the release would stay resident.
-                logger.info("start-up settled; releasing the mappings of code used only to start")
-                StartupCode.release()
+                if (try? await cancelWhenGracefulShutdown { try await Task.sleep(for: StartupCode.settleTime) }) != nil {
+                    // Logged first: the logging code faulted back in after the release would stay resident.
+                    logger.info("start-up settled; releasing the mappings of code used only to start")
+                    StartupCode.release()
+                }
                 try? await gracefulShutdown()
             }
             await group.next()

@@ -36,8 +36,9 @@ enum StartupCode {
             )
         }
         let programHeaderType: UInt32 = 6, loadType: UInt32 = 1, writable: UInt32 = 2  // PT_PHDR, PT_LOAD, PF_W
-        guard let self_ = (0..<count).map(header).first(where: { $0.type == programHeaderType }) else { return 0 }
-        let bias = Int(bitPattern: headers) - self_.address
+        guard let table = (0..<count).map(header).first(where: { $0.type == programHeaderType }) else { return 0 }
+        // Where the executable was loaded: the table's address in memory less its address as linked.
+        let bias = Int(bitPattern: headers) - table.address
         var released = 0
         for index in 0..<count {
             let segment = header(index)

@@ -149,7 +149,7 @@ import Testing
         #expect(try defaults("-currentHost", "read-type", Self.domain, "scale").out == "Type is integer\n")
         var hostName = [CChar](repeating: 0, count: 256)
         gethostname(&hostName, hostName.count)
-        #expect(try defaults("-host", String(cString: hostName), "read", Self.domain, "scale").out == "2\n")
+        #expect(try defaults("-host", hostName.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }, "read", Self.domain, "scale").out == "2\n")
         let other = try defaults("-host", "not-this-machine", "read", Self.domain)
         #expect(other.status == 1)
         #expect(other.message.hasPrefix("-host not-this-machine names another machine; defaultsd serves only the one it runs on ("))

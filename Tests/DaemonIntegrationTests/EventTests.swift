@@ -155,7 +155,7 @@ import Testing
         let reader = try daemon.connect()
         try stalled.request(#"{"op":"subscribe","domains":["com.flood"]}"#)
         try reader.request(#"{"op":"subscribe","domains":["com.flood"]}"#)
-        let baseline = daemon.residentKiB()
+        let baseline = daemon.anonymousResidentKiB()
         let payload = String(repeating: "z", count: 60_000)
         // 400 events of 60 KB each (24 MB) for a subscriber that reads nothing.
         for round in 0..<400 {
@@ -165,7 +165,7 @@ import Testing
             let event = try reader.readEvent(timeout: 5)
             #expect(event.contains(#""generation":\#(round + 1),"#))
         }
-        let grown = daemon.residentKiB() - baseline
+        let grown = daemon.anonymousResidentKiB() - baseline
         #expect(grown < 16_000, "daemon grew by \(grown) KiB for a stalled subscriber")
         // When it drains, the stalled subscriber still ends with the latest value of every key.
         var latest: [String: String] = [:]

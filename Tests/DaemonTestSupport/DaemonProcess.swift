@@ -152,10 +152,12 @@ public final class DaemonProcess: @unchecked Sendable {
 
     public var pid: Int32 { process.processIdentifier }
 
-    /// The daemon's resident memory, in KiB, from /proc.
-    public func residentKiB() -> Int {
+    /// The daemon's anonymous resident memory (its heap and stacks, `RssAnon`), in KiB, from
+    /// /proc. Not `VmRSS`: the daemon releases its start-up code's mappings a second after it is
+    /// ready, which would hide growth measured across that moment.
+    public func anonymousResidentKiB() -> Int {
         let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
-        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("RssAnon:") } ?? ""
         return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
     }
 

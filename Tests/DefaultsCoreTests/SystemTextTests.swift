@@ -10,7 +10,9 @@ import Testing
         #expect(SystemText.format("%04d-%02d", Int32(7), Int32(3)) == "0007-03")
         #expect(SystemText.format("%lld", Int64.min) == "-9223372036854775808")
         let long = String(repeating: "x", count: 300)
-        #expect(SystemText.format("%s!", (long as NSString).utf8String!) == long + "!", "longer than the first buffer")
+        long.withCString { text in
+            #expect(SystemText.format("%s!", text) == long + "!", "longer than the first buffer")
+        }
     }
 
     @Test func hexAndTrimming() {

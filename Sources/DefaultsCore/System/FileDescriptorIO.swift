@@ -33,12 +33,18 @@ package enum FileDescriptorIO {
         return text.withUTF8 { write($0, to: fd) }
     }
 
+    /// Writes all of `data`; false (with `errno` set) if the descriptor refuses it.
+    @discardableResult
+    package static func write(_ data: Data, to fd: Int32) -> Bool {
+        data.withUnsafeBytes { write($0.bindMemory(to: UInt8.self), to: fd) }
+    }
+
     /// Writes all of `bytes`; false (with `errno` set) if the descriptor refuses them.
     @discardableResult
     package static func write(_ bytes: UnsafeBufferPointer<UInt8>, to fd: Int32) -> Bool {
         var offset = 0
         while offset < bytes.count {
-            let count = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+            let count = Glibc.write(fd, bytes.baseAddress.map { $0 + offset }, bytes.count - offset)
             if count >= 0 {
                 offset += count
             } else if errno != EINTR {

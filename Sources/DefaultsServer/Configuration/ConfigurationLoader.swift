@@ -112,10 +112,7 @@ public struct ConfigurationLoader: Sendable {
     }
 
     private static func describe(_ error: Error) -> String {
-        if case DecodingError.dataCorrupted(let context) = error {
-            let underlying = (context.underlyingError as? CocoaError)?.userInfo["NSDebugDescription"] as? String
-            return underlying ?? context.debugDescription
-        }
+        if case DecodingError.dataCorrupted(let context) = error { return context.debugDescription }
         return "\(error)"
     }
 }

@@ -170,15 +170,6 @@ struct DomainFiles: Sendable {
         }
     }
 
-    /// Writes a domain durably: `stage`, then `commit`. Nil when the write is deferred: the file
-    /// on disk is an edit the daemon has not read yet, so it is read first and the domain written
-    /// after, with the edit in it.
-    func write(_ domain: DomainName, values: [String: PlistValue], now: Date = Date()) throws(DefaultsError) -> Bool {
-        guard let change = try stage(domain, values: values, now: now) else { return false }
-        try commit([change])
-        return true
-    }
-
     /// Prepares a domain's write: its new file's contents written to a temporary file and
     /// fsynced, or its removal when the domain is empty. A file the daemon refused to take in is
     /// first kept as `<file>.rejected-<time>`. Nil when the write must wait for an edit on disk
@@ -204,7 +195,7 @@ struct DomainFiles: Sendable {
     /// Puts staged changes in place: renames and removals, then one fsync of each folder they
     /// touched. Throws the first failure; use `commit(_:reportingAs:)` to go on past one.
     func commit(_ changes: [StagedChange]) throws(DefaultsError) {
-        if let failure = commit(changes, reportingAs: changes.indices.map { $0 }).first { throw failure.1 }
+        if let failure = commit(changes, reportingAs: Array(changes.indices)).first { throw failure.1 }
     }
 
     /// Puts staged changes in place, each reported under its label when it fails; the folders of
@@ -245,12 +236,6 @@ struct DomainFiles: Sendable {
         return failures
     }
 
-    func remove(_ domain: DomainName) throws(DefaultsError) {
-        guard let path = path(of: domain) else { return }
-        versions.rememberRemoval(of: domain)
-        try commit([StagedChange(path: path, action: .remove)])
-    }
-
     /// The domains that have a file: every any-host domain, and this machine's by-host domains.
     func storedDomains() -> [DomainName] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
@@ -285,18 +270,7 @@ struct DomainFiles: Sendable {
         }
         guard fd >= 0 else { throw ioError("cannot create \(temporary)") }
         var failure: DefaultsError?
-        data.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let written = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    failure = ioError("cannot write \(temporary)")
-                    return
-                }
-                offset += written
-            }
-        }
+        if !FileDescriptorIO.write(data, to: fd) { failure = ioError("cannot write \(temporary)") }
         if failure == nil, fsync(fd) != 0 { failure = ioError("cannot fsync \(temporary)") }
         if failure == nil, let domain, let version = FileVersion(descriptor: fd) { versions.remember(version, of: domain) }
         close(fd)

@@ -16,7 +16,7 @@ struct FlushOutcome: Sendable, Equatable {
     var deferred: Set<DomainName> = []
 }
 
-/// Makes a snapshot durable: the generation ledger first, then each domain's file. Answers, on
+/// Makes a snapshot durable: the generation ledger first when it must change, then each domain's file. Answers, on
 /// the state-owning loop, what was not written. The future never fails: a writer that cannot
 /// run at all reports every domain of the snapshot as failed, so `WriteBehind` keeps them dirty
 /// and retries.
@@ -52,16 +52,9 @@ extension DomainFiles {
     /// (the last one, at a clean stop) writes the generations themselves as the ledger.
     func write(_ snapshot: WriteBehind.Snapshot) -> FlushOutcome {
         var outcome = FlushOutcome()
-        var ledgerValues = snapshot.exactGenerations ? snapshot.generations : (ledger.durable ?? snapshot.generations)
-        if !snapshot.exactGenerations {
-            for (domain, _) in snapshot.domains {
-                let generation = snapshot.generations[domain] ?? 0
-                if ledger.durable?[domain] ?? -1 < generation { ledgerValues[domain] = generation + GenerationLedger.reserve }
-            }
-        }
+        let ledgerValues = GenerationLedger.values(before: snapshot, durable: ledger.durable)
         var ledgerChange: StagedChange?
-        // At a clean stop, only a ledger this process wrote (and so had read) is rewritten.
-        if ledgerValues != ledger.durable && !(snapshot.exactGenerations && ledger.durable == nil) {
+        if let ledgerValues {
             do throws(DefaultsError) {
                 let file = GenerationLedger(files: self)
                 ledgerChange = try stage(file.contents(ledgerValues), at: file.path)

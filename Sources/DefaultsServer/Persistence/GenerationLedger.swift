@@ -5,12 +5,13 @@ import NIOConcurrencyHelpers
 
 /// The file that keeps every domain's generation across restarts (`.defaultsd-generations.plist`).
 ///
-/// While the daemon runs the ledger holds a *ceiling* for each domain it writes: a generation
-/// at least as high as that of the domain's file on disk. A flush writes the ledger, before the
-/// domain files, only when a domain's generation has passed its ceiling, and then raises the
-/// ceiling by ``reserve``; most flushes write no ledger at all. A clean stop writes the exact
-/// generations. After a crash a domain restarts at its ceiling, ahead of its file but never
-/// behind it: a client comparing generations reloads rather than missing a change.
+/// While the daemon runs the ledger holds a *ceiling* for each domain: its generation plus
+/// ``reserve`` when the ledger was written, so at least the generation of the domain's file on
+/// disk. A flush writes the ledger, before the domain files, only at the run's first flush and
+/// when a domain it writes has passed its ceiling; most flushes write no ledger at all. A clean
+/// stop writes the exact generations. After a crash a domain restarts at its ceiling, ahead of
+/// its file but never behind it: a client comparing generations reloads rather than missing a
+/// change.
 struct GenerationLedger: Sendable {
     static let fileName = ".defaultsd-generations.plist"
     /// How far above a domain's generation its ceiling is set. One ledger write covers this
@@ -46,6 +47,22 @@ struct GenerationLedger: Sendable {
         let prefix = DomainName.byHostFolder + "/"
         guard entry.hasPrefix(prefix) else { return try? DomainName(entry) }
         return files.domain(ofFile: String(entry.dropFirst(prefix.count)), inByHostFolder: true)
+    }
+
+    /// What the ledger must hold before `snapshot`'s files replace the ones on disk, or nil when
+    /// the ledger there (`durable`, nil until this process writes it) already covers them. When
+    /// written, every domain's ceiling is its generation plus ``reserve``. A snapshot with
+    /// `exactGenerations` asks for the generations themselves, and only over a ledger this
+    /// process wrote (and so had read).
+    static func values(before snapshot: WriteBehind.Snapshot, durable: [DomainName: Int64]?) -> [DomainName: Int64]? {
+        if snapshot.exactGenerations {
+            guard let durable, durable != snapshot.generations else { return nil }
+            return snapshot.generations
+        }
+        let covered = durable.map { ceilings in
+            snapshot.domains.allSatisfy { (domain, _) in (snapshot.generations[domain] ?? 0) <= (ceilings[domain] ?? -1) }
+        } ?? false
+        return covered ? nil : snapshot.generations.mapValues { $0 + reserve }
     }
 
     /// The ledger file's bytes for these generations.
