@@ -11,16 +11,15 @@ DESTDIR   ?=
 ARGS      ?=
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-# Debian packages the build and the tests use.
-#  libsystemd-dev, pkg-config: sd_notify, socket activation and the watchdog (SystemdSupport).
+# Debian packages the build and the tests use. The build needs nothing beyond the Swift toolchain.
 #  systemd: systemd-analyze and systemd-socket-activate, used by the tests.
 #  socat: the protocol examples in docs/PROTOCOL.md are run by the tests.
 #  util-linux: setpriv, for the "another user" test; taskset, for the benchmark's CPU placements.
-BUILD_PACKAGES := libsystemd-dev pkg-config
+BUILD_PACKAGES :=
 TEST_PACKAGES  := $(BUILD_PACKAGES) systemd socat util-linux
-#  dconf-service, dconf-cli, libdconf-dev, dbus: dconf, the Linux peer, measured in the same run
+#  dconf-service, dconf-cli, libdconf-dev, dbus, pkg-config: dconf, the Linux peer, measured in the same run
 #  (bench/dconf-probe.c is built against libdconf); hyperfine times the command-line tools.
-BENCH_PACKAGES := $(BUILD_PACKAGES) socat redis-server util-linux dconf-service dconf-cli libdconf-dev dbus hyperfine gcc
+BENCH_PACKAGES := $(BUILD_PACKAGES) socat redis-server util-linux dconf-service dconf-cli libdconf-dev dbus pkg-config hyperfine gcc
 
 # Release builds (bench, install) link the Swift runtime into each binary. They keep Swift's
 # run-time exclusivity checks: a daemon that holds a user's data prefers a clean trap to undefined

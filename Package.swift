@@ -44,10 +44,12 @@ let package = Package(
             ]
         ),
 
-        // libsystemd (Debian: libsystemd-dev), wrapped by SystemdSupport so nothing else imports C.
-        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
-        .target(name: "SystemdSupport", dependencies: ["CSystemd"]),
+        // The service manager's protocol: sd_notify, socket activation, the watchdog.
+        .target(name: "SystemdSupport"),
 
+        // Linked fully static in release builds: without shared libraries, only the code the
+        // daemon runs is resident, not the rest of libc's and libstdc++'s pages that fault-around
+        // brings in with it (docs/PERFORMANCE.md, "Where the memory goes").
         .executableTarget(
             name: "defaultsd",
             dependencies: [
@@ -56,7 +58,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-            ]
+            ],
+            linkerSettings: [.unsafeFlags(["-static-executable"], .when(configuration: .release))]
         ),
 
         // A blocking, deadline-driven line client over a Unix socket: the `defaults` tool, tests, the benchmark.
@@ -130,6 +133,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
+        .testTarget(name: "SystemdSupportTests", dependencies: ["SystemdSupport"]),
         .testTarget(name: "DefaultsToolTests", dependencies: ["DefaultsTool", "DefaultsCore"]),
         .testTarget(
             name: "SettingsBundleTests",

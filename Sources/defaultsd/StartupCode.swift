@@ -35,10 +35,8 @@ enum StartupCode {
                 Int(entry.load(fromByteOffset: 16, as: UInt64.self)), Int(entry.load(fromByteOffset: 40, as: UInt64.self))
             )
         }
-        let programHeaderType: UInt32 = 6, loadType: UInt32 = 1, writable: UInt32 = 2  // PT_PHDR, PT_LOAD, PF_W
-        guard let table = (0..<count).map(header).first(where: { $0.type == programHeaderType }) else { return 0 }
-        // Where the executable was loaded: the table's address in memory less its address as linked.
-        let bias = Int(bitPattern: headers) - table.address
+        let loadType: UInt32 = 1, writable: UInt32 = 2  // PT_LOAD, PF_W
+        guard let bias = loadBias(headers: headers, count: count, header: header) else { return 0 }
         var released = 0
         for index in 0..<count {
             let segment = header(index)
@@ -51,6 +49,27 @@ enum StartupCode {
             released += end - start
         }
         return released
+    }
+
+    /// Where the executable was loaded: the program header table's address in memory less its
+    /// address as linked. A static executable has no `PT_PHDR` entry; there the table follows the
+    /// ELF header at the start of the first segment, which is checked by its magic number.
+    private static func loadBias(
+        headers: UnsafeRawPointer, count: Int,
+        header: (Int) -> (type: UInt32, flags: UInt32, address: Int, size: Int)
+    ) -> Int? {
+        let programHeaderType: UInt32 = 6, loadType: UInt32 = 1  // PT_PHDR, PT_LOAD
+        let entries = (0..<count).map(header)
+        if let table = entries.first(where: { $0.type == programHeaderType }) {
+            return Int(bitPattern: headers) - table.address
+        }
+        let elfHeaderSize = 64  // sizeof(Elf64_Ehdr), where linkers place the table
+        let elfHeader = headers - elfHeaderSize
+        guard elfHeader.load(as: UInt32.self) == 0x464C_457F,  // 0x7F "ELF", little-endian
+            elfHeader.load(fromByteOffset: 32, as: UInt64.self) == UInt64(elfHeaderSize),  // e_phoff
+            let first = entries.first(where: { $0.type == loadType })
+        else { return nil }
+        return Int(bitPattern: elfHeader) - first.address
     }
 
     /// The kernel's auxiliary vector (`/proc/self/auxv`: pairs of type and value), since the

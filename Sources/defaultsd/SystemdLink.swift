@@ -2,7 +2,7 @@ import DefaultsServer
 import NIOCore
 import SystemdSupport
 
-/// Tells systemd what the daemon does, through libsystemd's `sd_notify`.
+/// Tells systemd what the daemon does, through the `sd_notify` protocol (`Systemd.notify`).
 struct SystemdLink: ServiceManagerLink {
     let watchdogInterval: TimeAmount?
     let readsStatus: Bool
