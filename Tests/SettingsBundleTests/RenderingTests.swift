@@ -72,7 +72,7 @@ import Testing
         // The secure field: where the value comes from, but never the value.
         #expect(
             general[1].value == CurrentValue(value: nil, source: .stored(origin: "com.example.bridge"), isMasked: true))
-        #expect(general[1].control == .textField(isSecure: true, keyboardType: .numberPad))
+        #expect(general[1].control == .textField(isSecure: true, keyboardType: .numberPad, autocorrection: .no))
         #expect(general[1].displayValue == "••••")
         #expect(general[3].control == .toggleSwitch(isOn: false, trueValue: true, falseValue: false))
         #expect(general[3].displayValue == "OFF")

@@ -274,6 +274,7 @@ struct RequestDispatcher {
         var fields: [(String, Reply.Field)] = [
             ("path", .string(path)),
             ("language", .string(bundle.language)),
+            ("languages", .strings(bundle.availableLanguages)),
             ("diagnostics", .strings(bundle.diagnostics.map { "\($0)" })),
             ("pane", .raw(tree.bytes)),
         ]

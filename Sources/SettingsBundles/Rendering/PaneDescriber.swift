@@ -76,7 +76,9 @@ extension SettingsBundle {
         var display = ""
         switch specifier.kind {
         case .textField(let field):
-            control = .textField(isSecure: field.isSecure, keyboardType: field.keyboardType)
+            control = .textField(
+                isSecure: field.isSecure, keyboardType: field.keyboardType,
+                autocapitalization: field.autocapitalizationType, autocorrection: field.autocorrectionType)
             let text = shown?.displayText ?? ""
             if field.isSecure {
                 value?.value = nil

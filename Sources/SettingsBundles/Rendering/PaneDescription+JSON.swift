@@ -52,10 +52,12 @@ extension PaneDescription {
         }
         w.key("control"); w.beginObject()
         switch row.control {
-        case .textField(let isSecure, let keyboardType):
+        case .textField(let isSecure, let keyboardType, let autocapitalization, let autocorrection):
             w.key("kind"); w.string("textField")
             w.key("secure"); w.bool(isSecure)
             w.key("keyboard"); w.string("\(keyboardType)")
+            w.key("autocapitalization"); w.string(autocapitalization.rawValue)
+            w.key("autocorrection"); w.string(autocorrection.rawValue)
         case .toggleSwitch(let isOn, let trueValue, let falseValue):
             w.key("kind"); w.string("toggleSwitch")
             w.key("on"); w.bool(isOn)
@@ -130,7 +132,9 @@ extension PaneDescription {
         case "textField":
             kind = .textField(
                 isSecure: try control.bool("secure") ?? false,
-                keyboardType: KeyboardType.allCases.first { "\($0)" == (try? control.string("keyboard")) } ?? .alphabet)
+                keyboardType: KeyboardType.allCases.first { "\($0)" == (try? control.string("keyboard")) } ?? .alphabet,
+                autocapitalization: (try control.string("autocapitalization")).flatMap(AutocapitalizationType.init) ?? .none,
+                autocorrection: (try control.string("autocorrection")).flatMap(AutocorrectionType.init) ?? .default)
         case "toggleSwitch":
             kind = .toggleSwitch(
                 isOn: try control.bool("on") ?? false, trueValue: try control.value("trueValue") ?? .bool(true),

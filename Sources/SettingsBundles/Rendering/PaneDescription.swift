@@ -77,7 +77,9 @@ public struct PaneDescription: Sendable, Hashable {
     }
 
     public enum Control: Sendable, Hashable {
-        case textField(isSecure: Bool, keyboardType: KeyboardType)
+        case textField(
+            isSecure: Bool, keyboardType: KeyboardType,
+            autocapitalization: AutocapitalizationType = .none, autocorrection: AutocorrectionType = .default)
         /// `trueValue` and `falseValue` are what the switch stores: its `TrueValue` and
         /// `FalseValue`, else `true` and `false`.
         case toggleSwitch(isOn: Bool, trueValue: PlistValue, falseValue: PlistValue)
