@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .executable(name: "defaultsd", targets: ["defaultsd"]),
         .executable(name: "defaults", targets: ["defaults"]),
+        .executable(name: "defaultsd-settings", targets: ["defaultsd-settings"]),
         .executable(name: "defaultsd-bench", targets: ["DefaultsBench"]),
         .library(name: "DefaultsCore", targets: ["DefaultsCore"]),
         .library(name: "DefaultsServer", targets: ["DefaultsServer"]),
@@ -21,6 +22,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.0"),
     ],
     targets: [
         // The value model, the changeset and both codecs (wire JSON, on-disk plist).
@@ -103,6 +106,31 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
+            ]
+        ),
+
+        // The Settings app: a local web page over defaultsd (docs/SETTINGS-APP.md). Hummingbird serves
+        // HTTP and the live WebSocket; the page's files are compiled in.
+        .target(
+            name: "SettingsApp",
+            dependencies: [
+                "DefaultsClient", "DefaultsCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            resources: [
+                .embedInCode("Assets/index.html"), .embedInCode("Assets/app.js"),
+                .embedInCode("Assets/app.css"), .embedInCode("Assets/icon.svg"),
+            ]
+        ),
+        .executableTarget(
+            name: "defaultsd-settings",
+            dependencies: [
+                "SettingsApp", "DefaultsCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
 

@@ -31,9 +31,20 @@ public enum DefaultPaths {
 
     /// The daemon's own socket: `$XDG_RUNTIME_DIR/defaultsd/socket`, else `/tmp/defaultsd-<uid>/socket`.
     public static func socketPath(environment: [String: String], uid: UInt32) -> String {
+        runtimeDirectory(environment: environment, uid: uid) + "/socket"
+    }
+
+    /// Where the Settings app (`defaultsd-settings`) leaves its address with its token, mode 0600,
+    /// beside the daemon's socket: `$XDG_RUNTIME_DIR/defaultsd/settings-url`.
+    public static func settingsAddressFile(environment: [String: String], uid: UInt32) -> String {
+        runtimeDirectory(environment: environment, uid: uid) + "/settings-url"
+    }
+
+    /// The per-user folder of run-time files: `$XDG_RUNTIME_DIR/defaultsd`, else `/tmp/defaultsd-<uid>`.
+    public static func runtimeDirectory(environment: [String: String], uid: UInt32) -> String {
         if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
-            return runtime + "/defaultsd/socket"
+            return runtime + "/defaultsd"
         }
-        return "/tmp/defaultsd-\(uid)/socket"
+        return "/tmp/defaultsd-\(uid)"
     }
 }

@@ -23,3 +23,16 @@ public enum JSON: Sendable, Hashable {
         return nil
     }
 }
+
+/// Literals, for requests written in code: `["op": "get", "domain": "com.example.app"]`.
+extension JSON: ExpressibleByDictionaryLiteral, ExpressibleByStringLiteral, ExpressibleByBooleanLiteral,
+    ExpressibleByIntegerLiteral, ExpressibleByArrayLiteral
+{
+    public init(dictionaryLiteral elements: (String, JSON)...) {
+        self = .object(Dictionary(elements, uniquingKeysWith: { $1 }))
+    }
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    public init(integerLiteral value: Int64) { self = .integer(value) }
+    public init(arrayLiteral elements: JSON...) { self = .array(elements) }
+}

@@ -1,0 +1,421 @@
+// The Settings app's page. Plain JavaScript, no build step: it renders what the server's JSON
+// API answers (the daemon's own pane descriptions), sends what a person does (which switch
+// position, option, number or text: never a typed value, which the server makes), and listens
+// on /live for the domains that changed, to ask again.
+
+const view = document.getElementById("view");
+const titleElement = document.getElementById("title");
+const back = document.getElementById("back");
+const backTitle = document.getElementById("back-title");
+const languageSelect = document.getElementById("language");
+const statusLine = document.getElementById("status");
+
+// The daemon's (or the page's own) message per row, shown until the row's next change.
+const rowErrors = new Map();
+// What the current view shows, to know which changes concern it.
+let watched = { all: false, domains: new Set() };
+let renderToken = 0;
+
+// ---------------------------------------------------------------- requests
+
+async function getJSON(path) {
+  const response = await fetch(path, { credentials: "same-origin", headers: { Accept: "application/json" } });
+  const body = await response.json().catch(() => ({ ok: false, error: { code: "bad_answer", message: `HTTP ${response.status}` } }));
+  if (!response.ok) throw Object.assign(new Error(body.error?.message ?? `HTTP ${response.status}`), { code: body.error?.code });
+  return body;
+}
+
+async function post(path, body) {
+  const response = await fetch(path, {
+    method: "POST", credentials: "same-origin",
+    headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
+  });
+  const answer = await response.json().catch(() => ({ ok: false, error: { code: "bad_answer", message: `HTTP ${response.status}` } }));
+  return answer.ok ? null : (answer.error?.message ?? `HTTP ${response.status}`);
+}
+
+// ---------------------------------------------------------------- elements
+
+function element(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (name === "class") node.className = value;
+    else if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
+    else if (name in node && typeof value !== "string") node[name] = value;
+    else node.setAttribute(name, value === true ? "" : value);
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+function link(href, attributes, ...children) {
+  return element("a", { href, ...attributes, onclick: (event) => {
+    if (event.metaKey || event.ctrlKey || event.shiftKey || event.button !== 0) return;
+    event.preventDefault();
+    navigate(href);
+  } }, ...children);
+}
+
+function group(title, footer, rows, attributes = {}) {
+  return element("section", { class: "group", ...attributes },
+    title ? element("h2", {}, title) : null,
+    element("div", { class: "rows" }, rows),
+    footer ? element("p", { class: "footer" }, footer) : null);
+}
+
+// ---------------------------------------------------------------- navigation
+
+function navigate(href, replace = false) {
+  if (replace) history.replaceState(null, "", href); else history.pushState(null, "", href);
+  render();
+}
+window.addEventListener("popstate", () => render());
+
+function appPath(domain, parameters = {}) {
+  const query = new URLSearchParams(Object.entries(parameters).filter(([, value]) => value !== undefined && value !== null));
+  const text = query.toString();
+  return `/apps/${encodeURIComponent(domain)}${text ? "?" + text : ""}`;
+}
+
+function setHeader(title, backHref, backText) {
+  titleElement.textContent = title;
+  document.title = title === "Settings" ? "Settings" : `${title} — Settings`;
+  back.hidden = !backHref;
+  if (backHref) {
+    back.href = backHref;
+    backTitle.textContent = backText;
+    back.onclick = (event) => { event.preventDefault(); navigate(backHref); };
+  }
+}
+
+async function render() {
+  const token = ++renderToken;
+  const path = location.pathname;
+  const query = new URLSearchParams(location.search);
+  let content;
+  try {
+    if (path.startsWith("/apps/")) content = await renderApp(decodeURIComponent(path.slice(6)), query);
+    else if (path.startsWith("/domains/")) content = await renderPlain(decodeURIComponent(path.slice(9)));
+    else content = await renderRoot(query.get("q") ?? "");
+  } catch (error) {
+    if (error.code === "unreachable") return;  // the status line says so; render again when it is back
+    content = element("p", { class: "empty" }, error.message);
+  }
+  if (token !== renderToken) return;  // a newer render started while this one waited
+  const focus = rememberFocus();
+  view.replaceChildren(content);
+  restoreFocus(focus);
+  document.body.dataset.rendered = String(Date.now());
+}
+
+// A live update re-renders the view; a field the person is typing in keeps its text and focus.
+function rememberFocus() {
+  const active = document.activeElement;
+  if (!active || !active.id || !view.contains(active)) return null;
+  return { id: active.id, value: active.value, dirty: active.dataset.dirty === "true" };
+}
+function restoreFocus(focus) {
+  if (!focus) return;
+  const again = document.getElementById(focus.id);
+  if (!again) return;
+  if (focus.dirty && "value" in again) { again.value = focus.value; again.dataset.dirty = "true"; }
+  again.focus();
+}
+
+// ---------------------------------------------------------------- root
+
+async function renderRoot(search) {
+  setHeader("Settings");
+  languageSelect.hidden = true;
+  watched = { all: true, domains: new Set() };
+  const overview = await getJSON("/api/overview");
+  const field = element("input", {
+    class: "search", id: "search", type: "search", placeholder: "Search", "aria-label": "Search settings",
+    value: search, autocomplete: "off",
+    oninput: (event) => {
+      clearTimeout(field.pending);
+      field.pending = setTimeout(() => navigate(event.target.value ? `/?q=${encodeURIComponent(event.target.value)}` : "/", true), 150);
+    },
+  });
+  const parts = [field];
+  if (search) {
+    const found = await getJSON(`/api/search?q=${encodeURIComponent(search)}`);
+    parts.push(group("Results", null, found.results.length === 0
+      ? [element("div", { class: "row disabled" }, element("span", { class: "title" }, "No results"))]
+      : found.results.map((result) => link(appPath(result.domain, { pane: result.pane }), { class: "row link search-result" },
+          element("span", { class: "title" }, result.title ?? result.key),
+          element("span", { class: "detail" }, [result.app ?? result.domain, result.paneTitle].filter(Boolean).join(" › "))))));
+    return element("div", {}, parts);
+  }
+  parts.push(group("Apps", null, overview.apps.length === 0
+    ? [element("div", { class: "row disabled" }, element("span", { class: "title" }, "No Settings bundles installed"))]
+    : overview.apps.map((app) => link(appPath(app.domain), { class: "row link app", "data-domain": app.domain },
+        element("img", { class: "app-icon", src: "/assets/icon.svg", alt: "" }),
+        element("span", { class: "title" }, app.title ?? app.domain)))), { id: "apps" });
+  parts.push(group("Other domains", "Domains without a Settings bundle, edited key by key.", overview.otherDomains.length === 0
+    ? [element("div", { class: "row disabled" }, element("span", { class: "title" }, "None"))]
+    : overview.otherDomains.map((domain) => link(`/domains/${encodeURIComponent(domain)}`, { class: "row link domain", "data-domain": domain },
+        element("span", { class: "title key" }, domain))), { id: "other-domains" }));
+  return element("div", {}, parts);
+}
+
+// ---------------------------------------------------------------- an app's panes
+
+function findPane(pane, file, parent = null) {
+  if (!pane) return null;
+  if (pane.file === file) return { pane, parent };
+  for (const section of pane.sections) {
+    for (const row of section.rows) {
+      if (row.control.kind === "childPane" && row.control.pane) {
+        const found = findPane(row.control.pane, file, pane);
+        if (found) return found;
+      }
+    }
+  }
+  return null;
+}
+
+function domainsOf(pane, domain, into = new Set([domain])) {
+  for (const section of pane?.sections ?? []) {
+    for (const row of section.rows) {
+      if (row.suite) into.add(row.suite);
+      if (row.control.kind === "childPane" && row.control.pane) domainsOf(row.control.pane, domain, into);
+    }
+  }
+  return into;
+}
+
+async function renderApp(domain, query) {
+  const language = query.get("language");
+  const app = await getJSON(`/api/apps/${encodeURIComponent(domain)}${language ? `?language=${encodeURIComponent(language)}` : ""}`);
+  watched = { all: false, domains: domainsOf(app.pane, domain) };
+  const appTitle = app.title ?? domain;
+  const keep = { language: language ?? undefined };
+
+  languageSelect.hidden = app.languages.length < 2;
+  languageSelect.replaceChildren(...app.languages.map((name) => element("option", { value: name, selected: name === app.language }, languageName(name))));
+  languageSelect.onchange = () => navigate(appPath(domain, { ...Object.fromEntries(query), language: languageSelect.value }), true);
+
+  if (!app.pane) {
+    setHeader(appTitle, "/", "Settings");
+    return element("p", { class: "empty" }, app.diagnostics.join("\n") || "This bundle has no panes.");
+  }
+  const file = query.get("pane") ?? app.pane.file;
+  const found = findPane(app.pane, file) ?? { pane: app.pane, parent: null };
+  const pane = found.pane;
+  const title = pane === app.pane ? appTitle : (pane.title ?? appTitle);
+
+  const choose = query.get("choose");
+  if (choose !== null) {
+    const row = pane.sections.flatMap((section) => section.rows).find((row) => String(row.index) === choose);
+    if (row) {
+      setHeader(row.title ?? row.key, appPath(domain, { ...keep, pane: pane === app.pane ? undefined : pane.file }), title);
+      return renderChoices(domain, pane, row, keep);
+    }
+  }
+  if (found.parent) setHeader(title, appPath(domain, { ...keep, pane: found.parent === app.pane ? undefined : found.parent.file }), found.parent === app.pane ? appTitle : (found.parent.title ?? appTitle));
+  else setHeader(title, "/", "Settings");
+
+  return element("div", { class: "pane", "data-file": pane.file },
+    pane.sections.map((section) => group(section.title, section.footer, section.rows.map((row) => renderRow(domain, pane, row, keep)))));
+}
+
+function languageName(code) {
+  try {
+    return new Intl.DisplayNames([code.replace("_", "-")], { type: "language" }).of(code.replace("_", "-")) ?? code;
+  } catch { return code; }
+}
+
+function rowId(pane, row) { return `row-${pane.file}-${row.index}`.replace(/[^A-Za-z0-9_-]/g, "_"); }
+
+function renderRow(domain, pane, row, keep) {
+  const id = rowId(pane, row);
+  const locked = row.locked === true;
+  const control = row.control;
+  const title = element("span", { class: "title" }, row.title ?? row.key ?? "");
+  const error = element("p", { class: "error", role: "alert" }, rowErrors.get(id) ?? "");
+  const attributes = { class: "row", id, "data-key": row.key, "data-kind": control.kind, "data-source": row.source };
+
+  const send = async (input) => {
+    const message = await post(`/api/apps/${encodeURIComponent(domain)}/rows`, { file: pane.file, index: row.index, input });
+    if (message) rowErrors.set(id, message); else rowErrors.delete(id);
+    await render();  // shows the stored value: the new one, or the old one back after a refusal
+  };
+
+  const marks = element("div", { class: "marks" });
+  if (locked) marks.append(element("span", { class: "locked" }, "Set by your administrator"));
+  else if (row.source === "stored" && row.key) {
+    marks.append(element("span", { class: "changed" }, "Changed"),
+      element("button", { class: "reset", type: "button", onclick: async () => {
+        const message = await post(`/api/apps/${encodeURIComponent(domain)}/rows/reset`, { file: pane.file, index: row.index });
+        if (message) rowErrors.set(id, message); else rowErrors.delete(id);
+        await render();
+      } }, "Reset to default"));
+  }
+
+  switch (control.kind) {
+    case "toggleSwitch":
+      return element("div", attributes, title,
+        element("input", { type: "checkbox", role: "switch", id: `${id}-input`, "aria-label": row.title ?? row.key,
+          checked: control.on, disabled: locked, onchange: (event) => send({ on: event.target.checked }) }),
+        marks, error);
+    case "slider": {
+      const image = (name) => name ? element("img", { class: "slider-image", alt: "", src: `/api/apps/${encodeURIComponent(domain)}/images/${encodeURIComponent(name)}` }) : null;
+      const range = element("input", { type: "range", id: `${id}-input`, "aria-label": row.title ?? row.key,
+        min: control.minimum ?? 0, max: control.maximum ?? 1, step: "any", value: typeof row.value === "number" ? row.value : "",
+        disabled: locked, onchange: (event) => send({ number: event.target.value }) });
+      return element("div", attributes, row.title ? title : null, image(control.minimumImage), range, image(control.maximumImage), marks, error);
+    }
+    case "textField": {
+      const types = { numberPad: "number", decimalPad: "number", url: "url", emailAddress: "email" };
+      const capitalisation = { None: "none", Sentences: "sentences", Words: "words", AllCharacters: "characters" };
+      const isSet = row.source !== "unset";
+      const input = element("input", {
+        id: `${id}-input`, "aria-label": row.title ?? row.key,
+        type: control.secure ? "password" : (types[control.keyboard] ?? "text"),
+        step: types[control.keyboard] === "number" ? "any" : undefined,
+        inputmode: control.keyboard === "numbersAndPunctuation" ? "decimal" : undefined,
+        autocapitalize: capitalisation[control.autocapitalization] ?? "none",
+        autocorrect: control.autocorrection === "No" ? "off" : "on",
+        spellcheck: control.autocorrection === "No" ? "false" : "true",
+        autocomplete: control.secure ? "new-password" : "off",
+        placeholder: control.secure ? (isSet ? "Set — type to replace" : "Not set") : "",
+        disabled: locked,
+        oninput: (event) => { event.target.dataset.dirty = "true"; },
+        onchange: (event) => send({ text: event.target.value }),
+      });
+      // A secure value never comes to the page: the field starts empty, its placeholder says whether one is set.
+      if (!control.secure) input.value = row.display ?? "";
+      return element("div", attributes, title, input, marks, error);
+    }
+    case "multiValue": {
+      const selected = control.options.find((option) => option.selected);
+      const shown = selected ? (selected.shortTitle ?? selected.title) : row.display;
+      if (locked) return element("div", { ...attributes, class: "row disabled" }, title, element("span", { class: "detail" }, shown), marks, error);
+      return element("div", attributes,
+        link(appPath(domain, { ...keep, pane: pane.file, choose: row.index }), { class: "row link", style: "width:100%;padding:0;border:none", id: `${id}-open` },
+          title, element("span", { class: "detail" }, shown)),
+        marks, error);
+    }
+    case "radioGroup":
+      return element("div", { ...attributes, class: "row radio", role: "radiogroup", "aria-label": row.title ?? row.key },
+        control.options.map((option, index) => element("button", {
+          class: "row option", type: "button", role: "radio", id: `${id}-option-${index}`, "aria-checked": option.selected ? "true" : "false",
+          disabled: locked, onclick: () => send({ option: index }),
+        }, option.title)),
+        marks, error);
+    case "titleValue":
+      return element("div", attributes, title, element("span", { class: "detail" }, row.display));
+    case "childPane":
+      return link(appPath(domain, { ...keep, pane: control.file }), { ...attributes, class: "row link" }, title);
+    default:
+      return element("div", { ...attributes, class: "row disabled", "aria-disabled": "true" }, title,
+        element("span", { class: "detail" }, `Not supported here (${row.type ?? "no Type"})`));
+  }
+}
+
+function renderChoices(domain, pane, row, keep) {
+  const id = rowId(pane, row);
+  const error = element("p", { class: "error", role: "alert" }, rowErrors.get(id) ?? "");
+  const choose = async (index) => {
+    const message = await post(`/api/apps/${encodeURIComponent(domain)}/rows`, { file: pane.file, index: row.index, input: { option: index } });
+    if (message) { rowErrors.set(id, message); await render(); return; }
+    rowErrors.delete(id);
+    await render();
+  };
+  return element("div", { class: "choices", "data-key": row.key },
+    group(null, null, row.control.options.map((option, index) => element("button", {
+      class: "row option", type: "button", role: "radio", id: `${id}-option-${index}`, "aria-checked": option.selected ? "true" : "false",
+      onclick: () => choose(index),
+    }, option.title))),
+    error);
+}
+
+// ---------------------------------------------------------------- other domains
+
+async function renderPlain(domain) {
+  setHeader(domain, "/", "Settings");
+  languageSelect.hidden = true;
+  watched = { all: false, domains: new Set([domain]) };
+  const data = await getJSON(`/api/domains/${encodeURIComponent(domain)}`);
+  const message = element("p", { class: "error", role: "alert", id: "plain-error" }, rowErrors.get(`plain-${domain}`) ?? "");
+  const report = async (text) => {
+    if (text) rowErrors.set(`plain-${domain}`, text); else rowErrors.delete(`plain-${domain}`);
+    await render();
+  };
+  const set = (key, type, text) => post(`/api/domains/${encodeURIComponent(domain)}/keys`, { key, type, text }).then(report);
+
+  const rows = data.keys.map((entry) => {
+    const id = `key-${entry.key}`.replace(/[^A-Za-z0-9_-]/g, "_");
+    let editor;
+    if (entry.secret) editor = element("span", { class: "detail" }, "Secure value, set");
+    else if (!entry.editable) editor = element("span", { class: "detail key" }, entry.text);
+    else if (entry.type === "bool") {
+      editor = element("input", { type: "checkbox", role: "switch", id: `${id}-input`, "aria-label": entry.key, checked: entry.text === "true",
+        onchange: (event) => set(entry.key, "bool", event.target.checked ? "true" : "false") });
+    } else {
+      editor = element("input", { type: "text", id: `${id}-input`, "aria-label": entry.key, value: entry.text,
+        oninput: (event) => { event.target.dataset.dirty = "true"; },
+        onchange: (event) => set(entry.key, entry.type, event.target.value) });
+    }
+    return element("div", { class: "row", id, "data-key": entry.key, "data-type": entry.type },
+      element("span", { class: "title key" }, entry.key), element("span", { class: "type" }, entry.type), editor,
+      entry.forced ? element("div", { class: "marks" }, "Set by your administrator") : null,
+      entry.forced ? null : element("button", { class: "delete", type: "button", "aria-label": `Delete ${entry.key}`,
+        onclick: () => post(`/api/domains/${encodeURIComponent(domain)}/keys/delete`, { key: entry.key }).then(report) }, "Delete"));
+  });
+
+  const keyField = element("input", { id: "new-key", placeholder: "Key", required: true, "aria-label": "New key" });
+  const typeField = element("select", { id: "new-type", "aria-label": "Type" }, data.types.map((type) => element("option", { value: type }, type)));
+  const valueField = element("input", { id: "new-value", placeholder: "Value", "aria-label": "Value" });
+  const form = element("form", { class: "add-key", onsubmit: (event) => { event.preventDefault(); set(keyField.value, typeField.value, valueField.value); } },
+    keyField, typeField, valueField, element("button", { class: "add", type: "submit" }, "Add"));
+
+  return element("div", { class: "plain", "data-domain": domain },
+    group("Keys", null, rows.length ? rows : [element("div", { class: "row disabled" }, element("span", { class: "title" }, "No keys"))]),
+    group("Add a key", null, [form]),
+    message);
+}
+
+// ---------------------------------------------------------------- live
+
+let refreshQueued = false;
+function refreshSoon() {
+  if (refreshQueued) return;
+  refreshQueued = true;
+  queueMicrotask(() => { refreshQueued = false; render(); });
+}
+
+function showStatus(text) {
+  statusLine.hidden = !text;
+  statusLine.textContent = text ?? "";
+}
+
+function listen() {
+  const socket = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/live`);
+  let wasReachable = null;
+  socket.onmessage = (message) => {
+    const notice = JSON.parse(message.data);
+    if (notice.type === "daemon") {
+      showStatus(notice.reachable ? null : "defaultsd is not running; waiting for it to come back…");
+      if (notice.reachable && wasReachable === false) refreshSoon();
+      wasReachable = notice.reachable;
+    } else if (notice.type === "bundles") {
+      refreshSoon();
+    } else if (notice.type === "changed" && (watched.all || watched.domains.has(notice.domain))) {
+      refreshSoon();
+    }
+  };
+  socket.onclose = () => {
+    showStatus("The Settings app is not reachable; reconnecting…");
+    setTimeout(listen, 1000);
+  };
+  socket.onopen = () => { if (statusLine.textContent.startsWith("The Settings app")) { showStatus(null); refreshSoon(); } };
+}
+
+render();
+listen();

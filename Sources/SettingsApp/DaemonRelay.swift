@@ -1,0 +1,80 @@
+import DefaultsClient
+import DefaultsCore
+import Logging
+import NIOConcurrencyHelpers
+import ServiceLifecycle
+
+/// The Settings app's one connection to defaultsd: requests from every page go through it, and
+/// the daemon's events become the ``LiveHub``'s notices. When the daemon is not running or goes
+/// away, it says so once (the pages show one line) and connects again every half second until the
+/// daemon is back, then tells the pages to ask again.
+///
+/// A `Service`: runs for the life of the ``SettingsServer``; the connection is its own.
+final class DaemonRelay: Service, Sendable {
+    struct Unreachable: Error, CustomStringConvertible {
+        var description: String { "defaultsd is not running" }
+    }
+
+    let socketPath: String
+    private let hub: LiveHub
+    private let logger: Logger
+    private let current = NIOLockedValueBox<DaemonChannel?>(nil)
+    static let retryDelay = Duration.milliseconds(500)
+
+    init(socketPath: String, hub: LiveHub, logger: Logger) {
+        self.socketPath = socketPath
+        self.hub = hub
+        self.logger = logger
+    }
+
+    /// One request to the daemon; throws ``Unreachable`` while it is not connected.
+    func request(_ request: JSON) async throws -> JSON {
+        guard let channel = current.withLockedValue({ $0 }) else { throw Unreachable() }
+        do {
+            return try await channel.request(request)
+        } catch {
+            throw Unreachable()
+        }
+    }
+
+    func run() async throws {
+        var reportedDown = false
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            do {
+                let channel = try await DaemonChannel.connect(socketPath: socketPath)
+                _ = try await channel.request(["op": "hello", "client": "defaultsd-settings"])
+                _ = try await channel.request(["op": "subscribe", "all": true])
+                current.withLockedValue { $0 = channel }
+                logger.info("connected to defaultsd", metadata: ["socket": "\(socketPath)"])
+                reportedDown = false
+                hub.send(.daemon(reachable: true))
+                await withGracefulShutdownHandler {
+                    for await event in channel.events { forward(event) }
+                } onGracefulShutdown: {
+                    channel.close()
+                }
+                current.withLockedValue { $0 = nil }
+                hub.send(.daemon(reachable: false))
+                logger.notice("the connection to defaultsd closed; reconnecting")
+                reportedDown = true
+            } catch {
+                if !reportedDown {
+                    logger.notice("defaultsd is not reachable; retrying", metadata: ["socket": "\(socketPath)", "error": "\(error)"])
+                    reportedDown = true
+                }
+                hub.send(.daemon(reachable: false))
+            }
+            try? await Task.sleep(for: Self.retryDelay)
+        }
+    }
+
+    private func forward(_ event: JSON) {
+        guard case .string(let name)? = event["event"], case .string(let domain)? = event["domain"] else { return }
+        switch name {
+        case "didChange": hub.send(.changed(domain: domain))
+        // A bundle installed, changed or removed: the list of apps and its panes may differ.
+        case "bundleDefaultsChanged": hub.send(.bundlesChanged)
+        default: break
+        }
+    }
+}

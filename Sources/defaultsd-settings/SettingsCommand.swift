@@ -1,0 +1,42 @@
+import ArgumentParser
+import DefaultsCore
+import Foundation
+import Logging
+import SettingsApp
+
+/// `defaultsd-settings`: the Settings app, a local web page over defaultsd.
+@main
+struct SettingsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "defaultsd-settings",
+        abstract: "The Settings app: every installed Settings bundle as a local web page, edited through defaultsd and updated live.",
+        discussion: """
+            Listens on 127.0.0.1 and ::1 only. Prints the page's address with its token, and writes it to \
+            $XDG_RUNTIME_DIR/defaultsd/settings-url (mode 0600) for xdg-open. Every request needs the token.
+            """)
+
+    @Option(help: "The port to listen on (0: any free port).")
+    var port: Int = SettingsServer.defaultPort
+
+    @Option(help: "defaultsd's socket (default: $DEFAULTSD_SOCKET, else the daemon's default).")
+    var socket: String?
+
+    func run() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = .info
+            return handler
+        }
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be from 0 to 65535") }
+        let server = SettingsServer(
+            configuration: .init(
+                port: port,
+                socketPath: socket ?? DefaultPaths.clientSocketPath(environment: environment, uid: getuid()),
+                addressFile: DefaultPaths.settingsAddressFile(environment: environment, uid: getuid())))
+        try await server.run { address in
+            // One write, unbuffered: a script or test reading the address gets it at once.
+            _ = FileDescriptorIO.write(address + "\n", to: STDOUT_FILENO)
+        }
+    }
+}
