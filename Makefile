@@ -2,6 +2,7 @@
 #
 #   make run     build and run the daemon in the foreground (no configuration needed)
 #   make test    build and run every test
+#   make settings  build and start the Settings app (defaultsd-settings) on the daemon's default socket
 #   make bench   release build, then the benchmark (docs/PERFORMANCE.md)
 #   make install PREFIX=/usr/local DESTDIR=
 
@@ -16,10 +17,11 @@ SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 #  socat: the protocol examples in docs/PROTOCOL.md are run by the tests.
 #  util-linux: setpriv, for the "another user" test; taskset, for the benchmark's CPU placements.
 BUILD_PACKAGES :=
-TEST_PACKAGES  := $(BUILD_PACKAGES) systemd socat util-linux
+#  chromium, chromium-driver: the Settings app's tests drive a real headless browser over WebDriver.
+TEST_PACKAGES  := $(BUILD_PACKAGES) systemd socat util-linux chromium chromium-driver
 #  dconf-service, dconf-cli, libdconf-dev, dbus, pkg-config: dconf, the Linux peer, measured in the same run
 #  (bench/dconf-probe.c is built against libdconf); hyperfine times the command-line tools.
-BENCH_PACKAGES := $(BUILD_PACKAGES) socat redis-server util-linux dconf-service dconf-cli libdconf-dev dbus pkg-config hyperfine gcc
+BENCH_PACKAGES := $(BUILD_PACKAGES) chromium chromium-driver socat redis-server util-linux dconf-service dconf-cli libdconf-dev dbus pkg-config hyperfine gcc
 
 # Release builds (bench, install) link the Swift runtime into each binary. They keep Swift's
 # run-time exclusivity checks: a daemon that holds a user's data prefers a clean trap to undefined
@@ -30,7 +32,7 @@ BINDIR     = $(PREFIX)/bin
 UNITDIR    = $(PREFIX)/lib/systemd
 DATADIR    = $(PREFIX)/share/defaultsd
 
-.PHONY: all build run test bench install clean deps-build deps-test deps-bench
+.PHONY: all build run test settings bench install clean deps-build deps-test deps-bench
 
 all: build
 
@@ -57,6 +59,10 @@ build: deps-build
 run: build
 	.build/debug/defaultsd $(ARGS)
 
+# The Settings app over the daemon that `make run` (or the systemd units) started; it prints its address.
+settings: build
+	.build/debug/defaultsd-settings $(ARGS)
+
 # Every test is written with Swift Testing; --disable-xctest keeps XCTest's empty summary out.
 test: deps-test
 	$(SWIFT) build --build-tests
@@ -66,6 +72,7 @@ bench: deps-bench
 	$(SWIFT) build $(RELEASE) --product defaultsd
 	$(SWIFT) build $(RELEASE) --product defaults
 	$(SWIFT) build $(RELEASE) --product defaultsd-bench
+	$(SWIFT) build $(RELEASE) --product defaultsd-settings
 	cc -O2 -Wall -o .build/release/dconf-probe bench/dconf-probe.c $$(pkg-config --cflags --libs dconf)
 	$(SWIFT) build $(RELEASE) --product defaultsd-client-bench
 	.build/release/defaultsd-bench $(ARGS)
@@ -76,9 +83,11 @@ bench: deps-bench
 install: deps-build
 	$(SWIFT) build $(RELEASE) --product defaultsd
 	$(SWIFT) build $(RELEASE) --product defaults
+	$(SWIFT) build $(RELEASE) --product defaultsd-settings
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR)/user $(DESTDIR)$(UNITDIR)/system $(DESTDIR)$(DATADIR)
 	install -m 0755 .build/release/defaultsd $(DESTDIR)$(BINDIR)/defaultsd
 	install -m 0755 .build/release/defaults $(DESTDIR)$(BINDIR)/defaults
+	install -m 0755 .build/release/defaultsd-settings $(DESTDIR)$(BINDIR)/defaultsd-settings
 	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions $(DESTDIR)$(PREFIX)/share/zsh/site-functions \
 		$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 	.build/release/defaults --generate-completion-script bash > $(DESTDIR)$(PREFIX)/share/bash-completion/completions/defaults
@@ -88,6 +97,8 @@ install: deps-build
 		sed 's|@bindir@|$(BINDIR)|g' systemd/$$kind/$$unit > $(DESTDIR)$(UNITDIR)/$$kind/$$unit; \
 		chmod 0644 $(DESTDIR)$(UNITDIR)/$$kind/$$unit; \
 	done; done
+	sed 's|@bindir@|$(BINDIR)|g' systemd/user/defaultsd-settings.service > $(DESTDIR)$(UNITDIR)/user/defaultsd-settings.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/user/defaultsd-settings.service
 	install -m 0644 Config/defaultsd.json $(DESTDIR)$(DATADIR)/defaultsd.json
 
 clean:

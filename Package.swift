@@ -87,7 +87,7 @@ let package = Package(
         .executableTarget(
             name: "DefaultsBench",
             dependencies: [
-                "LineSocket", "DefaultsCore",
+                "LineSocket", "DefaultsCore", "WebDriver",
                 // TransportFloor: a SwiftNIO line server that does no work, with defaultsd's channel options.
                 "DefaultsServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -162,6 +162,16 @@ let package = Package(
             ]
         ),
         .testTarget(name: "SystemdSupportTests", dependencies: ["SystemdSupport"]),
+
+        // A real headless Chromium over WebDriver, for the Settings app's tests and benchmark.
+        .target(name: "WebDriver", path: "Tests/WebDriver"),
+        .testTarget(
+            name: "SettingsAppTests",
+            dependencies: [
+                "SettingsApp", "DefaultsClient", "DefaultsCore", "LineSocket", "DaemonTestSupport", "WebDriver",
+                "defaultsd", "defaultsd-settings", "defaults",
+            ]
+        ),
         .testTarget(name: "DefaultsToolTests", dependencies: ["DefaultsTool", "DefaultsCore"]),
         .testTarget(
             name: "SettingsBundleTests",

@@ -143,6 +143,14 @@ struct DefaultsBench: ParsableCommand {
         } else if probe != "none" {
             report.line("- dconf not measured: `make bench` builds \(probe) when dconf-service, dconf-cli, libdconf-dev and dbus are installed")
         }
+        // Last: it installs a Settings bundle, which the measurements above do without.
+        report.line("")
+        if let page = try SettingsPageLatency.measure(socket: directory + "/defaultsd.sock", directory: directory, here: here) {
+            report.line("- Settings app: `set` on the socket → the open page shows it (Chromium, \(page.count) changes): "
+                + "p50 **\(Report.milli(Report.percentile(page, 0.5)))**, p99 \(Report.milli(Report.percentile(page, 0.99))) (target p50 ≤ 50 ms)")
+        } else {
+            report.line("- Settings app not measured: it needs chromium, chromium-driver and defaultsd-settings (make bench builds it)")
+        }
         print(report.text)
     }
 

@@ -29,12 +29,13 @@ struct AccessGuard<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard let authority = request.head.authority, isLoopback(authority) else { return Self.forbidden }
         if let given = request.uri.queryParameters["token"] {
-            guard Self.same(String(given), token) else { return Self.forbidden }
-            var response = Response(status: .seeOther, headers: [.location: Self.withoutToken(request.uri), .cacheControl: "no-store"])
+            guard TokenRules.same(String(given), token) else { return Self.forbidden }
+            let location = TokenRules.withoutToken(path: request.uri.path, query: request.uri.query)
+            var response = Response(status: .seeOther, headers: [.location: location, .cacheControl: "no-store"])
             response.setCookie(Cookie(name: cookieName, value: token, path: "/", httpOnly: true, sameSite: .strict))
             return response
         }
-        guard let cookie = request.cookies[cookieName], Self.same(cookie.value, token) else { return Self.forbidden }
+        guard let cookie = request.cookies[cookieName], TokenRules.same(cookie.value, token) else { return Self.forbidden }
         let changes = request.method != .get && request.method != .head
         let upgrades = request.headers[.upgrade]?.lowercased() == "websocket"
         if changes || upgrades {
@@ -51,11 +52,14 @@ struct AccessGuard<Context: RequestContext>: RouterMiddleware {
         guard let colon = authority.lastIndex(of: ":"), let given = Int(authority[authority.index(after: colon)...]) else { return false }
         return Self.loopbackNames.contains(String(authority[..<colon]).lowercased()) && given == port.withLockedValue { $0 }
     }
+}
 
+/// The token's two rules, apart from the middleware so they can be tested alone.
+enum TokenRules {
     /// The same path and query, without `token`.
-    static func withoutToken(_ uri: URI) -> String {
-        let kept = (uri.query ?? "").split(separator: "&").filter { !$0.hasPrefix("token=") && $0 != "token" }
-        return uri.path + (kept.isEmpty ? "" : "?" + kept.joined(separator: "&"))
+    static func withoutToken(path: String, query: String?) -> String {
+        let kept = (query ?? "").split(separator: "&").filter { !$0.hasPrefix("token=") && $0 != "token" }
+        return path + (kept.isEmpty ? "" : "?" + kept.joined(separator: "&"))
     }
 
     /// Compares in time that does not depend on where the first difference is.

@@ -20,11 +20,16 @@ final class DaemonRelay: Service, Sendable {
     private let logger: Logger
     private let current = NIOLockedValueBox<DaemonChannel?>(nil)
     static let retryDelay = Duration.milliseconds(500)
+    /// Ends after the first attempt to connect, made or failed: the server reports ready only
+    /// then, so a page opened at once finds the daemon if it runs.
+    let firstAttempt: AsyncStream<Void>
+    private let firstAttemptDone: AsyncStream<Void>.Continuation
 
     init(socketPath: String, hub: LiveHub, logger: Logger) {
         self.socketPath = socketPath
         self.hub = hub
         self.logger = logger
+        (firstAttempt, firstAttemptDone) = AsyncStream.makeStream(of: Void.self)
     }
 
     /// One request to the daemon; throws ``Unreachable`` while it is not connected.
@@ -48,6 +53,7 @@ final class DaemonRelay: Service, Sendable {
                 logger.info("connected to defaultsd", metadata: ["socket": "\(socketPath)"])
                 reportedDown = false
                 hub.send(.daemon(reachable: true))
+                firstAttemptDone.finish()
                 await withGracefulShutdownHandler {
                     for await event in channel.events { forward(event) }
                 } onGracefulShutdown: {
@@ -63,6 +69,7 @@ final class DaemonRelay: Service, Sendable {
                     reportedDown = true
                 }
                 hub.send(.daemon(reachable: false))
+                firstAttemptDone.finish()
             }
             try? await Task.sleep(for: Self.retryDelay)
         }

@@ -19,6 +19,11 @@ struct PlainValue: Equatable {
 
     var isScalar: Bool { Self.scalarTypes.contains(type) }
 
+    init(type: String, text: String) {
+        self.type = type
+        self.text = text
+    }
+
     init(wire value: JSON) {
         switch value {
         case .string(let text): (type, self.text) = ("string", text)

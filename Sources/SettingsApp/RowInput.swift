@@ -51,10 +51,8 @@ enum RowInput: Equatable {
         case (.number(let text), .string("slider")):
             return try Self.number(text, like: row["defaultValue"])
         case (.text(let text), .string("textField")):
-            switch row["defaultValue"] {
-            case .integer?, .real?: return try Self.number(text, like: row["defaultValue"])
-            default: return .string(text)
-            }
+            // A text field stores text whatever its keyboard, as on iOS (and the daemon checks so).
+            return .string(text)
         default:
             throw Refused(description: "this row does not take that input")
         }

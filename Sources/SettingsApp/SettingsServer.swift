@@ -100,6 +100,7 @@ public final class SettingsServer: Sendable {
                     }
                     for await _ in bound.stream {}
                 }
+                for await _ in server.relay.firstAttempt {}
                 let address = server.address(port: port)
                 if let file = server.configuration.addressFile { try server.writeAddressFile(file, address: address) }
                 ready(address)

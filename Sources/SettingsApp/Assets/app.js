@@ -155,7 +155,7 @@ async function renderRoot(search) {
     ? [element("div", { class: "row disabled" }, element("span", { class: "title" }, "No Settings bundles installed"))]
     : overview.apps.map((app) => link(appPath(app.domain), { class: "row link app", "data-domain": app.domain },
         element("img", { class: "app-icon", src: "/assets/icon.svg", alt: "" }),
-        element("span", { class: "title" }, app.title ?? app.domain)))), { id: "apps" });
+        element("span", { class: "title" }, app.title ?? app.domain))), { id: "apps" }));
   parts.push(group("Other domains", "Domains without a Settings bundle, edited key by key.", overview.otherDomains.length === 0
     ? [element("div", { class: "row disabled" }, element("span", { class: "title" }, "None"))]
     : overview.otherDomains.map((domain) => link(`/domains/${encodeURIComponent(domain)}`, { class: "row link domain", "data-domain": domain },
@@ -264,7 +264,9 @@ function renderRow(domain, pane, row, keep) {
           checked: control.on, disabled: locked, onchange: (event) => send({ on: event.target.checked }) }),
         marks, error);
     case "slider": {
-      const image = (name) => name ? element("img", { class: "slider-image", alt: "", src: `/api/apps/${encodeURIComponent(domain)}/images/${encodeURIComponent(name)}` }) : null;
+      // An image the bundle names but does not hold is left out, as iOS does.
+      const image = (name) => name ? element("img", { class: "slider-image", alt: "", src: `/api/apps/${encodeURIComponent(domain)}/images/${encodeURIComponent(name)}`,
+        onerror: (event) => event.target.remove() }) : null;
       const range = element("input", { type: "range", id: `${id}-input`, "aria-label": row.title ?? row.key,
         min: control.minimum ?? 0, max: control.maximum ?? 1, step: "any", value: typeof row.value === "number" ? row.value : "",
         disabled: locked, onchange: (event) => send({ number: event.target.value }) });
@@ -286,7 +288,8 @@ function renderRow(domain, pane, row, keep) {
         placeholder: control.secure ? (isSet ? "Set — type to replace" : "Not set") : "",
         disabled: locked,
         oninput: (event) => { event.target.dataset.dirty = "true"; },
-        onchange: (event) => send({ text: event.target.value }),
+        // Committed: from now on the field shows what the daemon stored (the new text, or the old one back).
+        onchange: (event) => { event.target.dataset.dirty = "false"; send({ text: event.target.value }); },
       });
       // A secure value never comes to the page: the field starts empty, its placeholder says whether one is set.
       if (!control.secure) input.value = row.display ?? "";
@@ -297,7 +300,7 @@ function renderRow(domain, pane, row, keep) {
       const shown = selected ? (selected.shortTitle ?? selected.title) : row.display;
       if (locked) return element("div", { ...attributes, class: "row disabled" }, title, element("span", { class: "detail" }, shown), marks, error);
       return element("div", attributes,
-        link(appPath(domain, { ...keep, pane: pane.file, choose: row.index }), { class: "row link", style: "width:100%;padding:0;border:none", id: `${id}-open` },
+        link(appPath(domain, { ...keep, pane: pane.file, choose: row.index }), { class: "row-link", id: `${id}-open` },
           title, element("span", { class: "detail" }, shown)),
         marks, error);
     }
@@ -360,7 +363,7 @@ async function renderPlain(domain) {
     } else {
       editor = element("input", { type: "text", id: `${id}-input`, "aria-label": entry.key, value: entry.text,
         oninput: (event) => { event.target.dataset.dirty = "true"; },
-        onchange: (event) => set(entry.key, entry.type, event.target.value) });
+        onchange: (event) => { event.target.dataset.dirty = "false"; set(entry.key, entry.type, event.target.value); } });
     }
     return element("div", { class: "row", id, "data-key": entry.key, "data-type": entry.type },
       element("span", { class: "title key" }, entry.key), element("span", { class: "type" }, entry.type), editor,

@@ -1,0 +1,151 @@
+import DaemonTestSupport
+import DefaultsClient
+import DefaultsCore
+import Foundation
+import LineSocket
+import Testing
+import WebDriver
+
+/// The real `defaultsd-settings` over a real daemon, spoken to byte by byte: the token, the
+/// cookie, `Host`, `Origin`, bounded bodies, the address file and the daemon coming and going.
+@Suite struct SettingsAppSecurityTests {
+    let daemon: DaemonProcess
+    let app: SettingsAppProcess
+
+    init() throws {
+        daemon = try DaemonProcess()
+        app = try SettingsAppProcess(daemon: daemon)
+    }
+
+    private func get(_ path: String, cookie: Bool = true, host: String? = nil, headers: [String: String] = [:]) throws -> LoopbackHTTP.Answer {
+        try LoopbackHTTP.send(port: app.port, "GET", path, headers: headers.merging(cookie ? ["Cookie": app.cookie] : [:]) { $1 }, host: host)
+    }
+
+    private func post(_ path: String, _ body: String, origin: String?) throws -> LoopbackHTTP.Answer {
+        var headers = ["Cookie": app.cookie, "Content-Type": "application/json"]
+        headers["Origin"] = origin
+        return try LoopbackHTTP.send(port: app.port, "POST", path, headers: headers, body: body)
+    }
+
+    @Test(arguments: ["/", "/assets/app.js", "/assets/icon.svg", "/api/overview", "/apps/com.example.app", "/no/such/page", "/live"])
+    func withoutTheTokenEveryRequestIsForbiddenAndShownNothing(path: String) throws {
+        let answer = try get(path, cookie: false)
+        #expect(answer.status == 403)
+        #expect(answer.body == "forbidden\n")
+        let wrong = try get(path + "?token=" + String(app.token.reversed()), cookie: false)
+        #expect(wrong.status == 403)
+        #expect(wrong.header("Set-Cookie") == nil)
+    }
+
+    @Test func theTokenBecomesAStrictHttpOnlyCookieAndLeavesTheAddress() throws {
+        let answer = try get("/apps/com.example.app?language=fr&token=\(app.token)", cookie: false)
+        #expect(answer.status == 303)
+        #expect(answer.header("Location") == "/apps/com.example.app?language=fr")
+        let cookie = try #require(answer.header("Set-Cookie"))
+        #expect(cookie.hasPrefix("defaultsd-settings-\(app.port)=\(app.token);"))
+        #expect(cookie.contains("HttpOnly"))
+        #expect(cookie.contains("SameSite=Strict"))
+        let page = try get("/")
+        #expect(page.status == 200)
+        #expect(page.body.contains("<script type=\"module\" src=\"/assets/app.js\">"))
+        #expect(page.header("Content-Security-Policy")?.contains("default-src 'self'") == true)
+    }
+
+    @Test(arguments: ["localhost", "[::1]", "127.0.0.1"])
+    func loopbackHostsAreServed(name: String) throws {
+        #expect(try get("/api/overview", host: "\(name):\(app.port)").status == 200)
+    }
+
+    @Test(arguments: ["evil.example", "127.0.0.1.nip.io", "192.168.1.5", "localhost.evil.example"])
+    func otherHostsAreRefusedEvenWithTheCookie(name: String) throws {
+        #expect(try get("/api/overview", host: "\(name):\(app.port)").status == 403)
+        #expect(try get("/api/overview", host: name).status == 403)
+    }
+
+    @Test func aLoopbackHostOnAnotherPortIsRefused() throws {
+        #expect(try get("/api/overview", host: "127.0.0.1:\(app.port == 1 ? 2 : app.port - 1)").status == 403)
+    }
+
+    @Test func aChangeNeedsThePagesOwnOrigin() throws {
+        let body = #"{"key":"k","type":"integer","text":"5"}"#
+        #expect(try post("/api/domains/com.example.plain/keys", body, origin: nil).status == 403)
+        #expect(try post("/api/domains/com.example.plain/keys", body, origin: "http://evil.example").status == 403)
+        #expect(try post("/api/domains/com.example.plain/keys", body, origin: "http://localhost:\(app.port)").status == 403)
+        #expect(try daemon.storedValues("com.example.plain") == nil, "nothing was written")
+        let accepted = try post("/api/domains/com.example.plain/keys", body, origin: app.origin)
+        #expect(accepted.status == 200)
+        #expect(accepted.body == #"{"ok":true}"#)
+        let socket = try daemon.connect()
+        try socket.send(#"{"op":"get","domain":"com.example.plain","key":"k"}"#)
+        #expect(try socket.readResponse().contains(#""value":5,"#))
+    }
+
+    @Test func theWebSocketUpgradeNeedsThePagesOwnOrigin() throws {
+        let upgrade = { (origin: String?) throws -> LoopbackHTTP.Answer in
+            var headers = ["Cookie": app.cookie, "Upgrade": "websocket", "Connection": "Upgrade",
+                           "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version": "13"]
+            headers["Origin"] = origin
+            var lines = ["GET /live HTTP/1.1", "Host: 127.0.0.1:\(app.port)"]
+            for (name, value) in headers.sorted(by: { $0.key < $1.key }) { lines.append("\(name): \(value)") }
+            return try LoopbackHTTP.exchange(port: app.port, lines.joined(separator: "\r\n") + "\r\n\r\n", untilHeaders: true)
+        }
+        // A refused upgrade is answered as Hummingbird answers any upgrade it does not make: 400, empty.
+        for refused in [try upgrade(nil), try upgrade("http://evil.example")] {
+            #expect(refused.status == 400)
+            #expect(refused.body.isEmpty)
+        }
+        #expect(try upgrade(app.origin).status == 101)
+    }
+
+    @Test func badBodiesAreTurnedAwayWithAShortMessage() throws {
+        let path = "/api/domains/com.example.plain/keys"
+        let notJSON = try post(path, "{key:", origin: app.origin)
+        #expect(notJSON.status == 400)
+        #expect(notJSON.body.contains(#""code":"bad_request""#))
+        let notObject = try post(path, "[1]", origin: app.origin)
+        #expect(notObject.status == 400)
+        let wrongType = try post(path, #"{"key":"k","type":"integer","text":"five"}"#, origin: app.origin)
+        #expect(wrongType.status == 422)
+        #expect(wrongType.body.contains("\\\"five\\\" is not a whole number"))
+        let huge = try post(path, #"{"key":"k","type":"string","text":""# + String(repeating: "x", count: 70_000) + #""}"#, origin: app.origin)
+        #expect(huge.status == 413)
+        let daemonRefusal = try post(path, #"{"key":"","type":"string","text":"x"}"#, origin: app.origin)
+        #expect(daemonRefusal.status == 422)
+        #expect(daemonRefusal.body.contains(#""code":"invalid_key""#))
+        #expect(try daemon.storedValues("com.example.plain") == nil)
+        #expect(try get("/api/overview").status == 200, "the app still serves")
+    }
+
+    @Test func noAnswerCarriesACORSHeader() throws {
+        for answer in [try get("/"), try get("/api/overview", headers: ["Origin": "http://evil.example"]), try get("/", cookie: false)] {
+            #expect(!answer.headers.contains { $0.0.lowercased().hasPrefix("access-control-") })
+        }
+    }
+
+    @Test func theAddressFileHoldsThePrintedAddressForTheUserOnly() throws {
+        let attributes = try FileManager.default.attributesOfItem(atPath: app.addressFile)
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+        #expect(try String(contentsOfFile: app.addressFile, encoding: .utf8) == app.address + "\n")
+        let environment = daemon.clientEnvironment
+        #expect(try SettingsAppAddress.root(environment: environment).absoluteString == app.address)
+        #expect(try SettingsAppAddress.forDomain("com.example.BridgeControl", environment: environment).absoluteString
+            == "\(app.origin)/apps/com.example.BridgeControl?token=\(app.token)")
+        app.stop()
+        #expect(!FileManager.default.fileExists(atPath: app.addressFile), "removed when the app stops")
+        #expect(throws: SettingsAppAddress.NotRunning.self) { try SettingsAppAddress.root(environment: environment) }
+    }
+
+    @Test func withoutTheDaemonTheAPISaysSoAndRecoversWhenItIsBack() throws {
+        daemon.kill()
+        let deadline = Date(timeIntervalSinceNow: 5)
+        var answer = try get("/api/overview")
+        while answer.status != 503 && Date() < deadline { answer = try get("/api/overview") }
+        #expect(answer.status == 503)
+        #expect(answer.body.contains(#""code":"unreachable""#))
+        #expect(try get("/").status == 200, "the page itself is served, and says so")
+        try daemon.restart()
+        let back = Date(timeIntervalSinceNow: 5)
+        while try get("/api/overview").status != 200 && Date() < back { usleep(20_000) }
+        #expect(try get("/api/overview").status == 200)
+    }
+}

@@ -1,0 +1,97 @@
+import DefaultsCore
+import Testing
+
+@testable import SettingsApp
+
+/// The rules the page depends on, one by one: how an input becomes a typed value, how the plain
+/// editor shows and reads values, which language is chosen, how the token leaves the address.
+@Suite struct SettingsAppUnitTests {
+    private func row(_ json: String) throws -> JSON { try JSONParser.parse(json) }
+
+    @Test func aSwitchStoresItsOwnTrueAndFalseValuesWithTheirTypes() throws {
+        let toggle = try row(#"{"key":"k","control":{"kind":"toggleSwitch","on":false,"trueValue":1,"falseValue":0.0}}"#)
+        #expect(try RowInput.switchOn(true).value(for: toggle) == .integer(1))
+        #expect(try RowInput.switchOn(false).value(for: toggle) == .real(0))
+    }
+
+    @Test func anOptionIsChosenByItsPosition() throws {
+        let list = try row(#"{"key":"k","control":{"kind":"multiValue","options":[{"value":"a"},{"value":2}]}}"#)
+        #expect(try RowInput.option(1).value(for: list) == .integer(2))
+        #expect(throws: RowInput.Refused.self) { try RowInput.option(2).value(for: list) }
+    }
+
+    @Test func aSliderStoresAnIntegerOnlyWhenItsDefaultIsOne() throws {
+        let whole = try row(#"{"key":"k","defaultValue":5,"control":{"kind":"slider"}}"#)
+        let real = try row(#"{"key":"k","defaultValue":5.0,"control":{"kind":"slider"}}"#)
+        let none = try row(#"{"key":"k","control":{"kind":"slider"}}"#)
+        #expect(try RowInput.number("7.4").value(for: whole) == .integer(7))
+        #expect(try RowInput.number("7").value(for: real) == .real(7))
+        #expect(try RowInput.number(" 3 ").value(for: none) == .real(3))
+        #expect(throws: RowInput.Refused.self) { try RowInput.number("fast").value(for: real) }
+    }
+
+    @Test func aTextFieldStoresText() throws {
+        let field = try row(#"{"key":"k","defaultValue":5,"control":{"kind":"textField","keyboard":"numberPad"}}"#)
+        #expect(try RowInput.text("42").value(for: field) == .string("42"))
+        #expect(throws: RowInput.Refused.self) { try RowInput.switchOn(true).value(for: field) }
+    }
+
+    @Test func inputIsReadStrictly() throws {
+        #expect(try RowInput(json: JSONParser.parse(#"{"on":true}"#)) == .switchOn(true))
+        #expect(try RowInput(json: JSONParser.parse(#"{"option":3}"#)) == .option(3))
+        for bad in [#"{"on":1}"#, #"{"option":"3"}"#, #"{"text":"a","on":true}"#, #"[]"#] {
+            #expect(throws: RowInput.Refused.self, "\(bad)") { try RowInput(json: JSONParser.parse(bad)) }
+        }
+    }
+
+    @Test func plainValuesShowTheirTypeAndText() throws {
+        #expect(PlainValue(wire: .integer(42)) == PlainValue(type: "integer", text: "42"))
+        #expect(PlainValue(wire: .real(1)) == PlainValue(type: "real", text: "1.0"))
+        #expect(PlainValue(wire: .bool(false)) == PlainValue(type: "bool", text: "false"))
+        #expect(PlainValue(wire: ["$date": "2026-11-21T10:00:00Z"]) == PlainValue(type: "date", text: "2026-11-21T10:00:00Z"))
+        #expect(PlainValue(wire: ["$data": "AAE="]) == PlainValue(type: "data", text: "AAE="))
+        #expect(PlainValue(wire: [1, 2]) == PlainValue(type: "array", text: "[1,2]"))
+        #expect(!PlainValue(wire: ["a": 1]).isScalar)
+    }
+
+    @Test func plainTextBecomesAValueOfTheGivenType() throws {
+        #expect(try PlainValue.wire(type: "integer", text: " 6 ") == .integer(6))
+        #expect(try PlainValue.wire(type: "real", text: "2") == .real(2))
+        #expect(try PlainValue.wire(type: "bool", text: "yes") == .bool(true))
+        #expect(try PlainValue.wire(type: "string", text: " 6 ") == .string(" 6 "))
+        #expect(throws: RowInput.Refused.self) { try PlainValue.wire(type: "integer", text: "6.5") }
+        #expect(throws: RowInput.Refused.self) { try PlainValue.wire(type: "array", text: "[]") }
+    }
+
+    @Test func theBrowsersLanguagesPickABundleFolder() {
+        #expect(LanguageChoice.preferred("fr-CA,fr;q=0.9,en;q=0.8,*;q=0.1") == ["fr-CA", "fr", "en"])
+        #expect(LanguageChoice.preferred("en;q=0.5, de") == ["de", "en"])
+        #expect(LanguageChoice.best(of: ["en", "fr"], for: ["fr-CA", "en"]) == "fr")
+        #expect(LanguageChoice.best(of: ["en", "pt_BR", "pt"], for: ["pt-BR"]) == "pt_BR")
+        #expect(LanguageChoice.best(of: ["en", "fr"], for: ["ja"]) == nil)
+    }
+
+    @Test func theTokenLeavesTheAddressAndNothingElseDoes() {
+        #expect(TokenRules.withoutToken(path: "/", query: "token=abc") == "/")
+        #expect(TokenRules.withoutToken(path: "/apps/d", query: "language=fr&token=abc&pane=More.plist") == "/apps/d?language=fr&pane=More.plist")
+        #expect(TokenRules.same("abc", "abc"))
+        #expect(!TokenRules.same("abd", "abc"))
+        #expect(!TokenRules.same("ab", "abc"))
+    }
+
+    @Test func aPageHearsWhetherTheDaemonIsReachableThenEachChangeByDomainOnly() async {
+        #expect(LiveHub.Notice.changed(domain: "com.example.app").text == #"{"domain":"com.example.app","type":"changed"}"#)
+        let hub = LiveHub()
+        let (notices, leave) = hub.join()
+        hub.send(.daemon(reachable: false))  // the state it started with: not repeated
+        hub.send(.daemon(reachable: true))
+        hub.send(.changed(domain: "a"))
+        hub.send(.bundlesChanged)
+        #expect(hub.pageCount == 1)
+        leave()
+        var seen: [LiveHub.Notice] = []
+        for await notice in notices { seen.append(notice) }
+        #expect(seen == [.daemon(reachable: false), .daemon(reachable: true), .changed(domain: "a"), .bundlesChanged])
+        #expect(hub.pageCount == 0)
+    }
+}

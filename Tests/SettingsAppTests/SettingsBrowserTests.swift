@@ -1,0 +1,275 @@
+import DaemonTestSupport
+import DefaultsCore
+import Foundation
+import LineSocket
+import Testing
+import WebDriver
+
+/// The Settings app in a real headless Chromium (Debian's `chromium` and `chromium-driver`, driven
+/// over W3C WebDriver from Swift), over the real `defaultsd-settings` and the real daemon. Every
+/// change is checked where it lands: in the daemon, with its type.
+@Suite(.serialized, .enabled(if: Chromium.isInstalled, "needs chromium and chromium-driver (make test installs them)"))
+struct SettingsBrowserTests {
+    static let bridge = "com.example.BridgeControl"
+
+    /// A daemon with Bridge Control (and `bundles`, by corpus folder) installed, the app, and a browser on the app.
+    final class Stage {
+        let daemon: DaemonProcess
+        let app: SettingsAppProcess
+        let browser: Chromium
+
+        init(arguments: [String] = [], corpusBundles: [String: String] = [:], languages: String = "en-US,en") async throws {
+            daemon = try DaemonProcess(arguments: arguments)
+            try Self.register(SettingsBrowserTests.bridge, path: SharedData.bridgeControlBundle, on: daemon)
+            for (domain, folder) in corpusBundles {
+                try Self.register(domain, path: SharedData.settingsBundles.appendingPathComponent(folder + "/Settings.bundle").path, on: daemon)
+            }
+            app = try SettingsAppProcess(daemon: daemon)
+            browser = try await Chromium.start(languages: languages)
+        }
+
+        static func register(_ domain: String, path: String, on daemon: DaemonProcess) throws {
+            let socket = try daemon.connect()
+            try socket.send(#"{"op":"registerBundle","domain":"\#(domain)","path":"\#(path)"}"#)
+            let answer = try socket.readResponse()
+            guard answer.contains(#""ok":true"#) else { throw LineSocket.Failure(description: answer) }
+        }
+
+        /// Opens `path` as an app or a person would: with the token, which the app trades for its cookie.
+        func open(_ path: String) async throws {
+            try await browser.navigate(to: app.address(path))
+            try await browser.wait(until: "return document.body.dataset.rendered !== undefined", timeout: 10, "the first render")
+        }
+
+        func request(_ line: String) throws -> String {
+            let socket = try daemon.connect()
+            try socket.send(line)
+            return try socket.readResponse()
+        }
+
+        func value(_ key: String, in domain: String = SettingsBrowserTests.bridge) throws -> PlistValue? {
+            try daemon.storedValues(domain)?[key]
+        }
+
+        /// Waits until the daemon holds `expected` for `key` (the page's write is asynchronous).
+        func waitForValue(_ key: String, _ expected: PlistValue?, in domain: String = SettingsBrowserTests.bridge) async throws {
+            let deadline = Date(timeIntervalSinceNow: 5)
+            while try value(key, in: domain) != expected {
+                guard Date() < deadline else { break }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(try value(key, in: domain) == expected, "\(key)")
+        }
+
+        func finish() {
+            browser.quit()
+            app.stop()
+        }
+    }
+
+    @Test func theRootListsTheAppsOfInstalledBundlesAndTheOtherDomains() async throws {
+        let stage = try await Stage(corpusBundles: [
+            "com.example.AppPrefs": "ooper-shlab__AppPrefs5.1-Swift", "com.example.InAppSettingsKit": "futuretap__InAppSettingsKit",
+        ])
+        defer { stage.finish() }
+        _ = try stage.request(#"{"op":"set","domain":"com.example.plain","key":"count","value":5}"#)
+        try await stage.open("/")
+        #expect(try await stage.browser.currentAddress == stage.app.origin + "/", "the token left the address")
+        let apps = try await stage.browser.run("return [...document.querySelectorAll('#apps .app')].map(e => e.dataset.domain)") as? [String]
+        #expect(apps?.sorted() == ["com.example.AppPrefs", "com.example.BridgeControl", "com.example.InAppSettingsKit"])
+        let others = try await stage.browser.run("return [...document.querySelectorAll('#other-domains .domain')].map(e => e.dataset.domain)") as? [String]
+        #expect(others == ["com.example.plain"])
+    }
+
+    @Test func aBrowserWithoutTheTokenIsShownNothing() async throws {
+        let stage = try await Stage()
+        defer { stage.finish() }
+        try await stage.browser.navigate(to: stage.app.origin + "/apps/" + Self.bridge)
+        #expect(try await stage.browser.text("body") == "forbidden\n")
+    }
+
+    @Test func eachControlChangesTheDaemonsValueWithItsType() async throws {
+        let stage = try await Stage()
+        defer { stage.finish() }
+        try await stage.open("/apps/\(Self.bridge)")
+        let b = stage.browser
+
+        try await b.click("#row-Root_plist-4-input")  // Warp Drive, on by default
+        try await stage.waitForValue("warp", .bool(false))
+
+        try await b.run("const s = document.querySelector('#row-Root_plist-6-input'); s.value = '7'; s.dispatchEvent(new Event('change'));")
+        try await stage.waitForValue("warpFactor", .real(7))  // the bundle's DefaultValue is a real
+
+        try await b.type("#row-Root_plist-1-input", "Jean-Luc Picard" + Chromium.enterKey)
+        try await stage.waitForValue("officer", .string("Jean-Luc Picard"))
+
+        try await b.click("#row-Root_plist-3-open")  // Rank: opens the list of titles
+        try await b.wait(until: "return document.querySelector('.choices') !== null", "the list of ranks")
+        #expect(try await b.text("h1") == "Rank")
+        try await b.click("#row-Root_plist-3-option-4")
+        try await stage.waitForValue("rank", .string("Captain"))
+        try await b.wait(until: "return document.querySelector('#row-Root_plist-3-option-4').getAttribute('aria-checked') === 'true'", "the check mark")
+    }
+
+    @Test func aValueTheDaemonRefusesShowsItsMessageAndTheControlReturns() async throws {
+        let stage = try await Stage(arguments: ["--max-domain-bytes", "2048"])
+        defer { stage.finish() }
+        _ = try stage.request(#"{"op":"set","domain":"com.example.BridgeControl","key":"officer","value":"Kirk"}"#)
+        try await stage.open("/apps/\(Self.bridge)")
+        let b = stage.browser
+        try await b.replaceText("#row-Root_plist-1-input", with: String(repeating: "x", count: 3000) + Chromium.enterKey)
+        try await b.wait(until: "return document.querySelector('#row-Root_plist-1 .error').textContent !== ''", "the daemon's message")
+        let message = try await b.text("#row-Root_plist-1 .error") ?? ""
+        #expect(message.contains("2048"), "the daemon's own message: \(message)")
+        #expect(try await b.run("return document.querySelector('#row-Root_plist-1-input').value") as? String == "Kirk")
+        #expect(try stage.value("officer") == .string("Kirk"))
+    }
+
+    @Test func aChangeMadeInATerminalAppearsWithinASecond() async throws {
+        let stage = try await Stage()
+        defer { stage.finish() }
+        try await stage.open("/apps/\(Self.bridge)")
+        let defaults = URL(fileURLWithPath: SettingsAppProcess.binary).deletingLastPathComponent().appendingPathComponent("defaults").path
+        let run = try FinishedRun.run(defaults, ["write", Self.bridge, "officer", "Kathryn Janeway"], environment: stage.daemon.clientEnvironment)
+        #expect(run.status == 0, "\(run.output)")
+        try await stage.browser.wait(
+            until: "return document.querySelector('#row-Root_plist-1-input').value === 'Kathryn Janeway'", timeout: 1, "the new value on the page")
+        #expect(try await stage.browser.text("#row-Root_plist-1 .changed") == "Changed")
+    }
+
+    @Test func aChildPaneOpensWithItsTitleAndTheBackLinkReturns() async throws {
+        let stage = try await Stage()
+        defer { stage.finish() }
+        try await stage.open("/apps/\(Self.bridge)")
+        let b = stage.browser
+        try await b.click("[data-kind=childPane]")
+        try await b.wait(until: "return document.querySelector('.pane').dataset.file === 'More.plist'", "the child pane")
+        #expect(try await b.text("h1") == "More Settings")
+        #expect(try await b.text("#row-More_plist-1 .title") == "Favorite Tea")
+        #expect(try await b.text("#back-title") == Self.bridge)
+        try await b.click("#back")
+        try await b.wait(until: "return document.querySelector('.pane').dataset.file === 'Root.plist'", "the root pane again")
+    }
+
+    @Test func aFrenchBrowserGetsTheFrenchPaneAndCanSwitch() async throws {
+        let stage = try await Stage(languages: "fr-FR,fr;q=0.9")
+        defer { stage.finish() }
+        try await stage.open("/apps/\(Self.bridge)?pane=More.plist")
+        let b = stage.browser
+        #expect(try await b.text("h1") == "Autres réglages")
+        #expect(try await b.text("#row-More_plist-1 .title") == "Thé préféré")
+        #expect(try await b.run("return document.getElementById('language').value") as? String == "fr")
+        try await b.run("const l = document.getElementById('language'); l.value = 'en'; l.dispatchEvent(new Event('change'));")
+        try await b.wait(until: "return document.querySelector('h1').textContent === 'More Settings'", "the English pane")
+    }
+
+    @Test func aSecureValueNeverReachesTheBrowser() async throws {
+        let stage = try await Stage()
+        defer { stage.finish() }
+        let secret = "SECRET-31337"
+        _ = try stage.request(#"{"op":"set","domain":"com.example.BridgeControl","key":"authorizationCode","value":"\#(secret)"}"#)
+        try await stage.open("/apps/\(Self.bridge)")
+        let b = stage.browser
+        // A second live connection from the page, recording every message.
+        try await b.run("window.seen = []; const w = new WebSocket(`ws://${location.host}/live`); w.onmessage = (m) => seen.push(m.data); window.recorder = w;")
+        try await b.wait(until: "return window.recorder.readyState === 1", "the recorder")
+        #expect(try await b.run("return document.querySelector('#row-Root_plist-2-input').placeholder") as? String == "Set — type to replace")
+        _ = try stage.request(#"{"op":"set","domain":"com.example.BridgeControl","key":"authorizationCode","value":"\#(secret)-2"}"#)
+        try await b.wait(until: "return window.seen.some(m => m.includes('changed'))", "the change notice")
+        let api = try await b.run("""
+            const r = await Promise.all(['/api/apps/com.example.BridgeControl', '/api/domains/com.example.BridgeControl', '/api/search?q=auth']
+              .map(p => fetch(p).then(a => a.text())));
+            return r.join('\\n');
+            """.replacingOccurrences(of: "const r = await", with: "return (async () => { const r = await").replacingOccurrences(of: "return r.join('\\n');", with: "return r.join('\\n'); })();"))
+        let everything = [try await b.pageSource, api as? String ?? "", (try await b.run("return window.seen.join('\\n')") as? String) ?? ""].joined()
+        #expect(!everything.contains(secret))
+        #expect(everything.contains("authorizationCode"), "the API answers were read")
+        try await b.type("#row-Root_plist-2-input", "4242" + Chromium.enterKey)
+        try await stage.waitForValue("authorizationCode", .string("4242"))
+    }
+
+    @Test func resetToDefaultRemovesTheUsersValue() async throws {
+        let stage = try await Stage()
+        defer { stage.finish() }
+        _ = try stage.request(#"{"op":"set","domain":"com.example.BridgeControl","key":"rank","value":"Captain"}"#)
+        try await stage.open("/apps/\(Self.bridge)")
+        let b = stage.browser
+        #expect(try await b.text("#row-Root_plist-3 .detail") == "Captain")
+        try await b.click("#row-Root_plist-3 .reset")
+        try await stage.waitForValue("rank", nil)
+        try await b.wait(until: "return document.querySelector('#row-Root_plist-3 .detail').textContent === 'Ensign'", "the default again")
+        #expect(try await b.run("return document.querySelector('#row-Root_plist-3 .reset') === null") as? Bool == true)
+    }
+
+    @Test func theOtherDomainsEditorKeepsEachType() async throws {
+        let stage = try await Stage()
+        defer { stage.finish() }
+        _ = try stage.request(#"{"op":"apply","domain":"com.example.plain","set":{"count":5,"ratio":1.0,"name":"x","on":true,"list":[1,2]}}"#)
+        try await stage.open("/domains/com.example.plain")
+        let b = stage.browser
+        #expect(try await b.run("return [...document.querySelectorAll('.plain .row')].map(r => r.dataset.key + ':' + r.dataset.type).join(' ')") as? String
+            == "count:integer list:array name:string on:bool ratio:real")
+        try await b.replaceText("#key-count-input", with: "6" + Chromium.enterKey)
+        try await stage.waitForValue("count", .integer(6), in: "com.example.plain")
+        try await b.wait(until: "return document.querySelector('#key-ratio-input') !== null", "the editor again")
+        try await b.replaceText("#key-ratio-input", with: "2" + Chromium.enterKey)
+        try await stage.waitForValue("ratio", .real(2), in: "com.example.plain")
+        try await b.type("#new-key", "added")
+        try await b.run("document.getElementById('new-type').value = 'integer';")
+        try await b.type("#new-value", "12" + Chromium.enterKey)
+        try await stage.waitForValue("added", .integer(12), in: "com.example.plain")
+        try await b.wait(until: "return document.querySelector('#key-name .delete') !== null", "the delete button")
+        try await b.click("#key-name .delete")
+        try await stage.waitForValue("name", nil, in: "com.example.plain")
+    }
+
+    @Test func theDaemonGoingAwayIsOneLineAndThePageRecovers() async throws {
+        let stage = try await Stage()
+        defer { stage.finish() }
+        try await stage.open("/apps/\(Self.bridge)")
+        let b = stage.browser
+        stage.daemon.kill()
+        try await b.wait(until: "return !document.getElementById('status').hidden", timeout: 5, "the status line")
+        #expect(try await b.text("#status") == "defaultsd is not running; waiting for it to come back…")
+        try stage.daemon.restart()
+        _ = try stage.request(#"{"op":"set","domain":"com.example.BridgeControl","key":"officer","value":"Sisko"}"#)
+        try await b.wait(until: "return document.getElementById('status').hidden", timeout: 5, "the status line to go")
+        try await b.wait(until: "return document.querySelector('#row-Root_plist-1-input').value === 'Sisko'", timeout: 5, "the page again")
+    }
+
+    @Test func aBundleInstalledWhileTheRootIsOpenAppears() async throws {
+        let stage = try await Stage()
+        defer { stage.finish() }
+        try await stage.open("/")
+        try Stage.register("com.example.AppPrefs", path: SharedData.settingsBundles.appendingPathComponent("ooper-shlab__AppPrefs5.1-Swift/Settings.bundle").path, on: stage.daemon)
+        try await stage.browser.wait(until: "return document.querySelector('[data-domain=\"com.example.AppPrefs\"]') !== null", timeout: 2, "the new app")
+    }
+
+    @Test func searchFindsSettingsByTitleAndKeyAcrossApps() async throws {
+        let stage = try await Stage()
+        defer { stage.finish() }
+        try await stage.open("/")
+        try await stage.browser.type("#search", "tea")
+        try await stage.browser.wait(until: "return document.querySelectorAll('.search-result').length > 0", "results")
+        #expect(try await stage.browser.text(".search-result .title") == "Favorite Tea")
+        try await stage.browser.click(".search-result")
+        try await stage.browser.wait(until: "return document.querySelector('.pane')?.dataset.file === 'More.plist'", "the pane of the result")
+    }
+
+    /// The pictures of docs/SETTINGS-APP.md, made by the test run from the real page.
+    @Test func screenshotsOfBridgeControlInLightAndDark() async throws {
+        let stage = try await Stage()
+        defer { stage.finish() }
+        try await stage.open("/apps/\(Self.bridge)")
+        let folder = SharedData.repository.appendingPathComponent("docs/images")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        for dark in [false, true] {
+            try await stage.browser.setColorScheme(dark: dark)
+            let background = try await stage.browser.run("return getComputedStyle(document.body).backgroundColor") as? String
+            #expect(background == (dark ? "rgb(0, 0, 0)" : "rgb(242, 242, 247)"))
+            let png = try await stage.browser.screenshot()
+            #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]))
+            try png.write(to: folder.appendingPathComponent("settings-bridge-control-\(dark ? "dark" : "light").png"))
+        }
+    }
+}

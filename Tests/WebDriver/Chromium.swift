@@ -1,0 +1,202 @@
+import Foundation
+
+/// A real headless Chromium driven through the W3C WebDriver protocol (Debian's `chromium` and
+/// `chromium-driver`), spoken from Swift: the protocol is a handful of JSON calls over HTTP
+/// (``LoopbackHTTP``), and no WebDriver library for Swift resolves here. Used by the Settings
+/// app's browser tests and by the benchmark's live-update measurement.
+///
+/// ```swift
+/// let browser = try await Chromium.start()
+/// defer { browser.quit() }
+/// try await browser.navigate(to: address)
+/// try await browser.click("#row-Root_plist-4-input")
+/// ```
+///
+/// One browser and one driver process per instance, both stopped by PID in ``quit()``.
+public final class Chromium: @unchecked Sendable {
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    public static let browserPath = "/usr/bin/chromium"
+    public static let driverPath = "/usr/bin/chromedriver"
+    public static var isInstalled: Bool {
+        FileManager.default.isExecutableFile(atPath: browserPath) && FileManager.default.isExecutableFile(atPath: driverPath)
+    }
+
+    private let driver: Process
+    private let port: Int
+    private let session: String
+    private let profile: String
+
+    private init(driver: Process, port: Int, session: String, profile: String) {
+        self.driver = driver
+        self.port = port
+        self.session = session
+        self.profile = profile
+    }
+
+    /// Starts chromedriver on a free port and a headless browser session. `languages` is the
+    /// browser's `Accept-Language`.
+    public static func start(languages: String = "en-US,en", width: Int = 820, height: Int = 1100) async throws -> Chromium {
+        guard isInstalled else { throw Failure(description: "chromium and chromium-driver are not installed (make test installs them)") }
+        let profile = FileManager.default.temporaryDirectory.appendingPathComponent("chromium-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: profile, withIntermediateDirectories: true)
+        var lastError: Error = Failure(description: "chromedriver did not start")
+        for _ in 0..<5 {
+            let port = Int.random(in: 20_000..<60_000)
+            let driver = Process()
+            driver.executableURL = URL(fileURLWithPath: driverPath)
+            driver.arguments = ["--port=\(port)", "--allowed-ips=127.0.0.1"]
+            driver.standardOutput = FileHandle.nullDevice
+            driver.standardError = FileHandle.nullDevice
+            try driver.run()
+            do {
+                try await waitForDriver(port, process: driver)
+                let capabilities: [String: Any] = [
+                    "capabilities": [
+                        "alwaysMatch": [
+                            "browserName": "chrome",
+                            "goog:chromeOptions": [
+                                "binary": browserPath,
+                                "args": [
+                                    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                                    "--no-first-run", "--disable-extensions", "--user-data-dir=\(profile)",
+                                    "--window-size=\(width),\(height)", "--lang=\(languages.split(separator: ",").first ?? "en-US")",
+                                ],
+                                "prefs": ["intl.accept_languages": languages],
+                            ],
+                        ]
+                    ]
+                ]
+                let created = try call(port, "POST", "/session", capabilities)
+                guard let id = (created as? [String: Any])?["sessionId"] as? String else {
+                    throw Failure(description: "no session: \(created)")
+                }
+                return Chromium(driver: driver, port: port, session: id, profile: profile)
+            } catch {
+                lastError = error
+                kill(driver.processIdentifier, SIGKILL)
+                driver.waitUntilExit()
+            }
+        }
+        throw lastError
+    }
+
+    private static func waitForDriver(_ port: Int, process: Process) async throws {
+        let deadline = Date(timeIntervalSinceNow: 20)
+        while Date() < deadline {
+            guard process.isRunning else { throw Failure(description: "chromedriver exited (port taken?)") }
+            if let status = try? call(port, "GET", "/status", nil) as? [String: Any], status["ready"] as? Bool == true {
+                return
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw Failure(description: "chromedriver did not answer within 20 s")
+    }
+
+    /// One WebDriver command; answers its `value`, throws its error.
+    private static func call(_ port: Int, _ method: String, _ path: String, _ body: Any?) throws -> Any {
+        let text = try body.map { String(decoding: try JSONSerialization.data(withJSONObject: $0), as: UTF8.self) }
+        let answer = try LoopbackHTTP.send(port: port, method, path, headers: text == nil ? [:] : ["Content-Type": "application/json"], body: text)
+        let json = try JSONSerialization.jsonObject(with: Data(answer.body.utf8), options: [.fragmentsAllowed]) as? [String: Any]
+        let value = json?["value"] ?? NSNull()
+        if let error = (value as? [String: Any])?["error"] as? String {
+            throw Failure(description: "WebDriver \(method) \(path): \(error): \((value as? [String: Any])?["message"] ?? "")")
+        }
+        return value
+    }
+
+    @discardableResult
+    private func command(_ method: String, _ path: String, _ body: Any? = nil) async throws -> Any {
+        try Self.call(port, method, "/session/\(session)" + path, body ?? (method == "POST" ? [String: Any]() : nil))
+    }
+
+    public func navigate(to address: String) async throws {
+        try await command("POST", "/url", ["url": address])
+    }
+
+    public var currentAddress: String {
+        get async throws { try await command("GET", "/url") as? String ?? "" }
+    }
+
+    public var pageSource: String {
+        get async throws { try await command("GET", "/source") as? String ?? "" }
+    }
+
+    /// Runs `script` (a function body; `arguments[0]`... are `arguments`) and answers its result.
+    @discardableResult
+    public func run(_ script: String, _ arguments: [Any] = []) async throws -> Any {
+        try await command("POST", "/execute/sync", ["script": script, "args": arguments])
+    }
+
+    /// The element for a CSS selector; throws when there is none.
+    public func element(_ selector: String) async throws -> String {
+        let found = try await command("POST", "/element", ["using": "css selector", "value": selector])
+        guard let id = (found as? [String: Any])?.first(where: { $0.key.hasPrefix("element-") })?.value as? String else {
+            throw Failure(description: "no element \(selector)")
+        }
+        return id
+    }
+
+    public func click(_ selector: String) async throws {
+        let id = try await element(selector)
+        try await command("POST", "/element/\(id)/click")
+    }
+
+    /// Types into an element as a person does (keys, then whatever `keys` ends with, e.g. Enter).
+    public func type(_ selector: String, _ text: String) async throws {
+        let id = try await element(selector)
+        try await command("POST", "/element/\(id)/value", ["text": text])
+    }
+
+    /// Selects the field's text and types over it, as a person does (WebDriver's own `clear`
+    /// fires a `change` of its own, which the page would send).
+    public func replaceText(_ selector: String, with text: String) async throws {
+        try await type(selector, "\u{E009}a\u{E000}" + text)
+    }
+
+    public static let enterKey = "\u{E007}"
+
+    /// Waits until `condition` (a script returning a boolean) is true; throws after `timeout`.
+    public func wait(until condition: String, timeout: Double = 5, _ what: String = "") async throws {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while true {
+            if try await run(condition) as? Bool == true { return }
+            guard Date() < deadline else { throw Failure(description: "timed out waiting for \(what.isEmpty ? condition : what)") }
+            try await Task.sleep(for: .milliseconds(15))
+        }
+    }
+
+    /// The text of the first element matching `selector`, or nil when there is none.
+    public func text(_ selector: String) async throws -> String? {
+        try await run("const e = document.querySelector(arguments[0]); return e ? e.textContent : null;", [selector]) as? String
+    }
+
+    /// Emulates the light or dark colour scheme (Chrome DevTools' `Emulation.setEmulatedMedia`).
+    public func setColorScheme(dark: Bool) async throws {
+        try await command("POST", "/goog/cdp/execute", [
+            "cmd": "Emulation.setEmulatedMedia",
+            "params": ["features": [["name": "prefers-color-scheme", "value": dark ? "dark" : "light"]]],
+        ])
+    }
+
+    public func screenshot() async throws -> Data {
+        guard let text = try await command("GET", "/screenshot") as? String, let data = Data(base64Encoded: text) else {
+            throw Failure(description: "no screenshot")
+        }
+        return data
+    }
+
+    /// Ends the session and stops the driver (and with it the browser), by PID.
+    public func quit() {
+        _ = try? Self.call(port, "DELETE", "/session/\(session)", nil)
+        // chromedriver does not stop on SIGTERM; /shutdown asks it, SIGKILL makes sure.
+        _ = try? LoopbackHTTP.send(port: port, "GET", "/shutdown")
+        let deadline = Date(timeIntervalSinceNow: 2)
+        while driver.isRunning && Date() < deadline { usleep(10_000) }
+        if driver.isRunning { kill(driver.processIdentifier, SIGKILL) }
+        driver.waitUntilExit()
+        try? FileManager.default.removeItem(atPath: profile)
+    }
+}
