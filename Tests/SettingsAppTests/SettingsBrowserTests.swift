@@ -223,6 +223,28 @@ struct SettingsBrowserTests {
         try await stage.waitForValue("name", nil, in: "com.example.plain")
     }
 
+    @Test(.enabled(if: getuid() == 0, "trusted managed files must belong to root"))
+    func aKeyTheAdministratorForcesIsShownDisabledAndCannotBeChanged() async throws {
+        let managed = FileManager.default.temporaryDirectory.appendingPathComponent("managed-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: managed, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: managed) }
+        try PropertyListFile.encode(["warp": .bool(false)], format: .xml).write(to: URL(fileURLWithPath: managed + "/\(Self.bridge).plist"))
+        let stage = try await Stage(arguments: ["--managed-dir", managed])
+        defer { stage.finish() }
+        try await stage.open("/apps/\(Self.bridge)")
+        let b = stage.browser
+        #expect(try await b.text("#row-Root_plist-4 .locked") == "Set by your administrator")
+        #expect(try await b.run("const s = document.querySelector('#row-Root_plist-4-input'); return [s.disabled, s.checked]") as? [Bool] == [true, false])
+        // The API refuses too, as the daemon would.
+        let refused = try LoopbackHTTP.send(
+            port: stage.app.port, "POST", "/api/apps/\(Self.bridge)/rows",
+            headers: ["Cookie": stage.app.cookie, "Origin": stage.app.origin],
+            body: #"{"file":"Root.plist","index":4,"input":{"on":true}}"#)
+        #expect(refused.status == 422)
+        #expect(refused.body.contains(#""code":"forced""#))
+        #expect(try stage.value("warp") == nil)
+    }
+
     @Test func theDaemonGoingAwayIsOneLineAndThePageRecovers() async throws {
         let stage = try await Stage()
         defer { stage.finish() }
