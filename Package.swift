@@ -114,7 +114,7 @@ let package = Package(
         .target(
             name: "SettingsApp",
             dependencies: [
-                "DefaultsClient", "DefaultsCore",
+                "DefaultsClient", "DefaultsCore", "SettingsBundles",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "Logging", package: "swift-log"),
@@ -168,7 +168,7 @@ let package = Package(
         .testTarget(
             name: "SettingsAppTests",
             dependencies: [
-                "SettingsApp", "DefaultsClient", "DefaultsCore", "LineSocket", "DaemonTestSupport", "WebDriver",
+                "SettingsApp", "SettingsBundles", "DefaultsClient", "DefaultsCore", "LineSocket", "DaemonTestSupport", "WebDriver",
                 "defaultsd", "defaultsd-settings", "defaults",
             ]
         ),

@@ -28,7 +28,8 @@ struct PlainValue: Equatable {
         switch value {
         case .string(let text): (type, self.text) = ("string", text)
         case .integer(let number): (type, text) = ("integer", String(number))
-        case .real(let number): (type, text) = ("real", Self.realText(number))
+        // The wire's spelling, which always shows a fraction or an exponent: 1.0 never reads as an integer.
+        case .real: (type, text) = ("real", Self.compact(value))
         case .bool(let on): (type, text) = ("bool", on ? "true" : "false")
         case .array: (type, text) = ("array", Self.compact(value))
         case .object(let members):
@@ -64,12 +65,6 @@ struct PlainValue: Equatable {
         case "data": return .object(["$data": .string(trimmed)])
         default: throw RowInput.Refused(description: "\(type) values are not edited here; use defaults import")
         }
-    }
-
-    /// A real always shows a fraction or an exponent, as on the wire, so `1.0` does not read as an integer.
-    private static func realText(_ number: Double) -> String {
-        let text = "\(number)"
-        return text.contains(".") || text.contains("e") || text.contains("n") ? text : text + ".0"
     }
 
     private static func compact(_ value: JSON) -> String {

@@ -2,6 +2,7 @@ import DefaultsClient
 import DefaultsCore
 import Foundation
 import Hummingbird
+import SettingsBundles
 
 /// The page's JSON API, each call one or two daemon requests (docs/SETTINGS-APP.md, "API").
 /// Every answer comes from the daemon's own descriptions, where secure values are already
@@ -54,22 +55,19 @@ struct SettingsAPI: Sendable {
     /// Rows whose localised title or key contains `query`, across every app.
     func search(_ query: String, acceptLanguage: String?) async throws -> JSON {
         let needle = query.lowercased()
-        guard !needle.isEmpty else { return ["results": .array([])] }
-        let overview = try await overview()
+        guard !needle.isEmpty, case .array(let apps)? = try await overview()["apps"] else { return ["results": .array([])] }
         var results: [JSON] = []
-        guard case .array(let apps)? = overview["apps"] else { return ["results": .array([])] }
         for app in apps {
-            guard case .string(let domain)? = app["domain"] else { continue }
-            let described = try await describe(domain, pane: nil, language: nil, acceptLanguage: acceptLanguage)
-            guard let root = described["pane"] else { continue }
-            PaneWalk.rows(of: root) { pane, row in
-                let title = row["title"].flatMap { if case .string(let text) = $0 { text } else { nil } }
-                let key = row["key"].flatMap { if case .string(let text) = $0 { text } else { nil } }
-                guard key != nil, [title, key].contains(where: { $0?.lowercased().contains(needle) == true }) else { return }
+            guard case .string(let domain)? = app["domain"],
+                let root = try Self.pane(in: try await describe(domain, pane: nil, language: nil, acceptLanguage: acceptLanguage))
+            else { continue }
+            let paneTitles = Dictionary(Self.panes(of: root).map { ($0.file, $0.title) }, uniquingKeysWith: { first, _ in first })
+            for row in root.allRows {
+                guard let key = row.key, [row.title, key].contains(where: { $0?.lowercased().contains(needle) == true }) else { continue }
                 results.append([
                     "domain": .string(domain), "app": app["title"] ?? .null,
-                    "pane": pane["file"] ?? .null, "paneTitle": pane["title"] ?? .null,
-                    "title": title.map(JSON.string) ?? .null, "key": key.map(JSON.string) ?? .null,
+                    "pane": .string(row.location.file), "paneTitle": (paneTitles[row.location.file] ?? nil).map(JSON.string) ?? .null,
+                    "title": row.title.map(JSON.string) ?? .null, "key": .string(key),
                 ])
             }
         }
@@ -122,28 +120,26 @@ struct SettingsAPI: Sendable {
 
     /// A row of a pane changed: the value is made from the row as the daemon describes it.
     func change(_ domain: String, body: JSON) async throws {
-        let (row, owner) = try await locateRow(domain, body: body)
         let input: RowInput
         do {
             input = try RowInput(json: body["input"])
         } catch let refused as RowInput.Refused {
             throw Failure(status: .badRequest, code: "bad_request", message: refused.description)
         }
-        guard case .string(let key)? = row["key"] else { throw Failure(status: .badRequest, code: "bad_request", message: "the row has no key") }
-        let value: JSON
+        let (row, owner) = try await locateRow(domain, body: body)
+        let value: PlistValue
         do {
             value = try input.value(for: row)
         } catch let refused as RowInput.Refused {
             throw Failure(status: .unprocessableContent, code: "invalid_value", message: refused.description)
         }
-        _ = try await ask(["op": "set", "domain": .string(owner), "key": .string(key), "value": value])
+        _ = try await ask(["op": "set", "domain": .string(owner), "key": .string(row.key ?? ""), "value": try JSONParser.parse(WireValue.encode(value))])
     }
 
     /// "Reset to default": removes the user's value of the row's key.
     func reset(_ domain: String, body: JSON) async throws {
         let (row, owner) = try await locateRow(domain, body: body)
-        guard case .string(let key)? = row["key"] else { throw Failure(status: .badRequest, code: "bad_request", message: "the row has no key") }
-        _ = try await ask(["op": "remove", "domain": .string(owner), "key": .string(key)])
+        _ = try await ask(["op": "remove", "domain": .string(owner), "key": .string(row.key ?? "")])
     }
 
     /// The plain editor sets a scalar, typed as the page says.
@@ -171,23 +167,19 @@ struct SettingsAPI: Sendable {
     // MARK: Helpers
 
     /// The row `index` of pane `file` (as the page names them), and the domain its key lives in.
-    private func locateRow(_ domain: String, body: JSON) async throws -> (row: JSON, owner: String) {
+    private func locateRow(_ domain: String, body: JSON) async throws -> (row: PaneDescription.Row, owner: String) {
         guard case .string(let file)? = body["file"], case .integer(let index)? = body["index"] else {
             throw Failure(status: .badRequest, code: "bad_request", message: "expected file and index")
         }
-        let described = try await ask(["op": "describeBundle", "domain": .string(domain), "pane": .string(file)])
-        var found: JSON?
-        if let pane = described["pane"] {
-            PaneWalk.rows(of: pane, descending: false) { _, row in
-                if found == nil, row["index"] == .integer(index) { found = row }
-            }
+        let location = SpecifierLocation(file: file, index: Int(index))
+        let root = try Self.pane(in: try await ask(["op": "describeBundle", "domain": .string(domain)]))
+        guard let row = root?.allRows.first(where: { $0.location == location }), row.isEditable else {
+            throw Failure(status: .notFound, code: "not_found", message: "\(file) has no setting at \(index)")
         }
-        guard let row = found else { throw Failure(status: .notFound, code: "not_found", message: "\(file) has no row \(index)") }
-        if row["locked"] == .bool(true) {
+        if row.value?.isLocked == true {
             throw Failure(status: .unprocessableContent, code: "forced", message: "set by your administrator")
         }
-        if case .string(let suite)? = row["suite"] { return (row, suite) }
-        return (row, domain)
+        return (row, row.suite?.rawValue ?? domain)
     }
 
     private func describe(_ domain: String, pane: String?, language: String?, acceptLanguage: String?) async throws -> JSON {
@@ -210,20 +202,28 @@ struct SettingsAPI: Sendable {
 
     /// Keys that any installed bundle shows as a secure text field, in `domain`.
     private func secureKeys(of domain: String) async throws -> Set<String> {
-        let overview = try await overview()
         var keys: Set<String> = []
-        guard case .array(let apps)? = overview["apps"] else { return keys }
+        guard case .array(let apps)? = try await overview()["apps"] else { return keys }
         for app in apps {
             guard case .string(let bundleDomain)? = app["domain"],
-                let root = try await ask(["op": "describeBundle", "domain": .string(bundleDomain)])["pane"]
+                let root = try Self.pane(in: try await ask(["op": "describeBundle", "domain": .string(bundleDomain)]))
             else { continue }
-            PaneWalk.rows(of: root) { _, row in
-                guard row["control"]?["secure"] == .bool(true), case .string(let key)? = row["key"] else { return }
-                let owner: String = if case .string(let suite)? = row["suite"] { suite } else { bundleDomain }
-                if owner == domain { keys.insert(key) }
+            for row in root.allRows where (row.suite?.rawValue ?? bundleDomain) == domain {
+                if case .textField(isSecure: true, _, _, _) = row.control, let key = row.key { keys.insert(key) }
             }
         }
         return keys
+    }
+
+    /// The pane of a `describeBundle` answer, read by the form the daemon writes it in.
+    private static func pane(in answer: JSON) throws -> PaneDescription? {
+        guard let pane = answer["pane"], pane != .null else { return nil }
+        return try PaneDescription(json: pane)
+    }
+
+    /// A pane and the child panes described inside it.
+    private static func panes(of pane: PaneDescription) -> [PaneDescription] {
+        [pane] + pane.allRows.compactMap { row in if case .childPane(_, let child?) = row.control { child } else { nil } }
     }
 
     /// A daemon request whose refusal becomes a ``Failure`` carrying the daemon's own message.
@@ -234,13 +234,13 @@ struct SettingsAPI: Sendable {
         } catch {
             throw Failure(status: .serviceUnavailable, code: "unreachable", message: "defaultsd is not running")
         }
-        if let (code, message) = DaemonChannel.failure(in: answer) {
-            let status: HTTPResponse.Status = switch code {
-            case "invalid_value", "forced", "too_large", "invalid_key", "no_machine_id": .unprocessableContent
-            case "invalid_domain", "invalid_parameter", "missing_parameter": .badRequest
+        if let refusal = DefaultsError(answer: answer) {
+            let status: HTTPResponse.Status = switch refusal.code {
+            case .invalidValue, .forced, .tooLarge, .invalidKey, .noMachineID: .unprocessableContent
+            case .invalidDomain, .invalidParameter, .missingParameter: .badRequest
             default: .internalServerError
             }
-            throw Failure(status: status, code: code, message: message)
+            throw Failure(status: status, code: refusal.code.rawValue, message: refusal.message)
         }
         return answer
     }
@@ -249,20 +249,6 @@ struct SettingsAPI: Sendable {
         if case .string(let title)? = app["title"] { return title.lowercased() }
         if case .string(let domain)? = app["domain"] { return domain.lowercased() }
         return ""
-    }
-}
-
-/// Walks a pane tree as `describeBundle` answers it: every row, with the pane that holds it.
-enum PaneWalk {
-    static func rows(of pane: JSON, descending: Bool = true, _ visit: (_ pane: JSON, _ row: JSON) -> Void) {
-        guard case .array(let sections)? = pane["sections"] else { return }
-        for section in sections {
-            guard case .array(let rows)? = section["rows"] else { continue }
-            for row in rows {
-                visit(pane, row)
-                if descending, let child = row["control"]?["pane"], child != .null { Self.rows(of: child, visit) }
-            }
-        }
     }
 }
 

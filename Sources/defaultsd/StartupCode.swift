@@ -36,10 +36,10 @@ enum StartupCode {
             )
         }
         let loadType: UInt32 = 1, writable: UInt32 = 2  // PT_LOAD, PF_W
-        guard let bias = loadBias(headers: headers, count: count, header: header) else { return 0 }
+        let segments = (0..<count).map(header)
+        guard let bias = loadBias(headers: headers, segments: segments) else { return 0 }
         var released = 0
-        for index in 0..<count {
-            let segment = header(index)
+        for segment in segments {
             guard segment.type == loadType, segment.flags & writable == 0 else { continue }
             // Whole pages inside the segment only: a page shared with a neighbouring segment stays.
             let start = (bias + segment.address + pageSize - 1) / pageSize * pageSize
@@ -55,11 +55,9 @@ enum StartupCode {
     /// address as linked. A static executable has no `PT_PHDR` entry; there the table follows the
     /// ELF header at the start of the first segment, which is checked by its magic number.
     private static func loadBias(
-        headers: UnsafeRawPointer, count: Int,
-        header: (Int) -> (type: UInt32, flags: UInt32, address: Int, size: Int)
+        headers: UnsafeRawPointer, segments entries: [(type: UInt32, flags: UInt32, address: Int, size: Int)]
     ) -> Int? {
         let programHeaderType: UInt32 = 6, loadType: UInt32 = 1  // PT_PHDR, PT_LOAD
-        let entries = (0..<count).map(header)
         if let table = entries.first(where: { $0.type == programHeaderType }) {
             return Int(bitPattern: headers) - table.address
         }

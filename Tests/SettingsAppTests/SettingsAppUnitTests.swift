@@ -1,4 +1,5 @@
 import DefaultsCore
+import SettingsBundles
 import Testing
 
 @testable import SettingsApp
@@ -6,34 +7,41 @@ import Testing
 /// The rules the page depends on, one by one: how an input becomes a typed value, how the plain
 /// editor shows and reads values, which language is chosen, how the token leaves the address.
 @Suite struct SettingsAppUnitTests {
-    private func row(_ json: String) throws -> JSON { try JSONParser.parse(json) }
+    /// One row in the form `describeBundle` answers it, read back as the app reads it.
+    private func row(control: String, defaultValue: String? = nil) throws -> PaneDescription.Row {
+        let defaultMember = defaultValue.map { #""defaultValue":\#($0),"# } ?? ""
+        let pane = #"{"file":"Root.plist","title":null,"sections":[{"title":null,"footer":null,"rows":[{"index":1,"type":"T","key":"k","suite":null,"title":null,"display":"",\#(defaultMember)"control":\#(control)}]}]}"#
+        return try #require(PaneDescription(json: JSONParser.parse(pane)).allRows.first)
+    }
 
     @Test func aSwitchStoresItsOwnTrueAndFalseValuesWithTheirTypes() throws {
-        let toggle = try row(#"{"key":"k","control":{"kind":"toggleSwitch","on":false,"trueValue":1,"falseValue":0.0}}"#)
+        let toggle = try row(control: #"{"kind":"toggleSwitch","on":false,"trueValue":1,"falseValue":0.0}"#)
         #expect(try RowInput.switchOn(true).value(for: toggle) == .integer(1))
         #expect(try RowInput.switchOn(false).value(for: toggle) == .real(0))
     }
 
     @Test func anOptionIsChosenByItsPosition() throws {
-        let list = try row(#"{"key":"k","control":{"kind":"multiValue","options":[{"value":"a"},{"value":2}]}}"#)
+        let list = try row(control: #"{"kind":"multiValue","options":[{"title":"A","value":"a"},{"title":"Two","value":2}]}"#)
         #expect(try RowInput.option(1).value(for: list) == .integer(2))
         #expect(throws: RowInput.Refused.self) { try RowInput.option(2).value(for: list) }
     }
 
     @Test func aSliderStoresAnIntegerOnlyWhenItsDefaultIsOne() throws {
-        let whole = try row(#"{"key":"k","defaultValue":5,"control":{"kind":"slider"}}"#)
-        let real = try row(#"{"key":"k","defaultValue":5.0,"control":{"kind":"slider"}}"#)
-        let none = try row(#"{"key":"k","control":{"kind":"slider"}}"#)
-        #expect(try RowInput.number("7.4").value(for: whole) == .integer(7))
+        let whole = try row(control: #"{"kind":"slider"}"#, defaultValue: "5")
+        let real = try row(control: #"{"kind":"slider"}"#, defaultValue: "5.0")
+        let none = try row(control: #"{"kind":"slider"}"#)
+        #expect(try RowInput.number("7").value(for: whole) == .integer(7))
+        #expect(try RowInput.number("7.5").value(for: whole) == .real(7.5), "not a whole number: kept as given")
         #expect(try RowInput.number("7").value(for: real) == .real(7))
         #expect(try RowInput.number(" 3 ").value(for: none) == .real(3))
         #expect(throws: RowInput.Refused.self) { try RowInput.number("fast").value(for: real) }
     }
 
     @Test func aTextFieldStoresText() throws {
-        let field = try row(#"{"key":"k","defaultValue":5,"control":{"kind":"textField","keyboard":"numberPad"}}"#)
-        #expect(try RowInput.text("42").value(for: field) == .string("42"))
+        let field = try row(control: #"{"kind":"textField","secure":false,"keyboard":"numberPad"}"#, defaultValue: "5")
+        #expect(try RowInput.text(" 42 ").value(for: field) == .string(" 42 "))
         #expect(throws: RowInput.Refused.self) { try RowInput.switchOn(true).value(for: field) }
+        #expect(throws: RowInput.Refused.self) { try RowInput.number("4").value(for: field) }
     }
 
     @Test func inputIsReadStrictly() throws {

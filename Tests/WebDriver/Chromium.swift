@@ -48,6 +48,14 @@ public final class Chromium: @unchecked Sendable {
             let driver = Process()
             driver.executableURL = URL(fileURLWithPath: driverPath)
             driver.arguments = ["--port=\(port)", "--allowed-ips=127.0.0.1"]
+            // The browser's home and XDG folders are inside its throw-away profile: nothing of the
+            // person running the tests is read or written.
+            var environment = ProcessInfo.processInfo.environment
+            for (name, folder) in ["HOME": "", "XDG_CONFIG_HOME": "/.config", "XDG_CACHE_HOME": "/.cache", "XDG_DATA_HOME": "/.local/share", "XDG_STATE_HOME": "/.local/state"] {
+                environment[name] = profile + folder
+            }
+            environment.removeValue(forKey: "XDG_RUNTIME_DIR")
+            driver.environment = environment
             driver.standardOutput = FileHandle.nullDevice
             driver.standardError = FileHandle.nullDevice
             try driver.run()

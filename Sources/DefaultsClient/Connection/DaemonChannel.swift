@@ -49,8 +49,8 @@ public final class DaemonChannel: Sendable {
         return DaemonChannel(channel: channel, events: events)
     }
 
-    /// Sends one request and returns the daemon's answer, `{"ok":false,...}` included (see
-    /// ``DaemonChannel/failure(in:)``). Throws when the connection ends first.
+    /// Sends one request and returns the daemon's answer, `{"ok":false,...}` included
+    /// (`DefaultsError(answer:)` reads it). Throws when the connection ends first.
     public func request(_ request: JSON) async throws -> JSON {
         var writer = JSONWriter(capacity: 256)
         writer.json(request)
@@ -59,17 +59,6 @@ public final class DaemonChannel: Sendable {
         let answer = channel.eventLoop.makePromise(of: JSON.self)
         channel.writeAndFlush((line, answer), promise: nil)
         return try await answer.futureResult.get()
-    }
-
-    /// The daemon's error in an answer: its `code` (`invalid_value`, `forced`, ...) and `message`;
-    /// nil when the answer is `"ok":true`.
-    public static func failure(in answer: JSON) -> (code: String, message: String)? {
-        guard answer["ok"] != .bool(true) else { return nil }
-        let error = answer["error"]
-        if case .string(let code) = error?["code"], case .string(let message) = error?["message"] {
-            return (code, message)
-        }
-        return ("internal", "the daemon's answer has no error")
     }
 
     /// Closes the connection; pending requests fail and ``events`` finishes.

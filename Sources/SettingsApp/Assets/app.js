@@ -34,6 +34,14 @@ async function post(path, body) {
   return answer.ok ? null : (answer.error?.message ?? `HTTP ${response.status}`);
 }
 
+// Sends a change, keeps the answer's message (or clears it) under `errorId`, and renders again:
+// the view then shows what the daemon stored, the new value or the old one back.
+async function change(path, body, errorId) {
+  const message = await post(path, body);
+  if (message) rowErrors.set(errorId, message); else rowErrors.delete(errorId);
+  await render();
+}
+
 // ---------------------------------------------------------------- elements
 
 function element(tag, attributes = {}, ...children) {
@@ -240,21 +248,14 @@ function renderRow(domain, pane, row, keep) {
   const error = element("p", { class: "error", role: "alert" }, rowErrors.get(id) ?? "");
   const attributes = { class: "row", id, "data-key": row.key, "data-kind": control.kind, "data-source": row.source };
 
-  const send = async (input) => {
-    const message = await post(`/api/apps/${encodeURIComponent(domain)}/rows`, { file: pane.file, index: row.index, input });
-    if (message) rowErrors.set(id, message); else rowErrors.delete(id);
-    await render();  // shows the stored value: the new one, or the old one back after a refusal
-  };
+  const send = (input) => change(`/api/apps/${encodeURIComponent(domain)}/rows`, { file: pane.file, index: row.index, input }, id);
 
   const marks = element("div", { class: "marks" });
   if (locked) marks.append(element("span", { class: "locked" }, "Set by your administrator"));
   else if (row.source === "stored" && row.key) {
     marks.append(element("span", { class: "changed" }, "Changed"),
-      element("button", { class: "reset", type: "button", onclick: async () => {
-        const message = await post(`/api/apps/${encodeURIComponent(domain)}/rows/reset`, { file: pane.file, index: row.index });
-        if (message) rowErrors.set(id, message); else rowErrors.delete(id);
-        await render();
-      } }, "Reset to default"));
+      element("button", { class: "reset", type: "button",
+        onclick: () => change(`/api/apps/${encodeURIComponent(domain)}/rows/reset`, { file: pane.file, index: row.index }, id) }, "Reset to default"));
   }
 
   switch (control.kind) {
@@ -324,12 +325,7 @@ function renderRow(domain, pane, row, keep) {
 function renderChoices(domain, pane, row, keep) {
   const id = rowId(pane, row);
   const error = element("p", { class: "error", role: "alert" }, rowErrors.get(id) ?? "");
-  const choose = async (index) => {
-    const message = await post(`/api/apps/${encodeURIComponent(domain)}/rows`, { file: pane.file, index: row.index, input: { option: index } });
-    if (message) { rowErrors.set(id, message); await render(); return; }
-    rowErrors.delete(id);
-    await render();
-  };
+  const choose = (index) => change(`/api/apps/${encodeURIComponent(domain)}/rows`, { file: pane.file, index: row.index, input: { option: index } }, id);
   return element("div", { class: "choices", "data-key": row.key },
     group(null, null, row.control.options.map((option, index) => element("button", {
       class: "row option", type: "button", role: "radio", id: `${id}-option-${index}`, "aria-checked": option.selected ? "true" : "false",
@@ -345,12 +341,9 @@ async function renderPlain(domain) {
   languageSelect.hidden = true;
   watched = { all: false, domains: new Set([domain]) };
   const data = await getJSON(`/api/domains/${encodeURIComponent(domain)}`);
-  const message = element("p", { class: "error", role: "alert", id: "plain-error" }, rowErrors.get(`plain-${domain}`) ?? "");
-  const report = async (text) => {
-    if (text) rowErrors.set(`plain-${domain}`, text); else rowErrors.delete(`plain-${domain}`);
-    await render();
-  };
-  const set = (key, type, text) => post(`/api/domains/${encodeURIComponent(domain)}/keys`, { key, type, text }).then(report);
+  const errorId = `plain-${domain}`;
+  const message = element("p", { class: "error", role: "alert", id: "plain-error" }, rowErrors.get(errorId) ?? "");
+  const set = (key, type, text) => change(`/api/domains/${encodeURIComponent(domain)}/keys`, { key, type, text }, errorId);
 
   const rows = data.keys.map((entry) => {
     const id = `key-${entry.key}`.replace(/[^A-Za-z0-9_-]/g, "_");
@@ -369,7 +362,7 @@ async function renderPlain(domain) {
       element("span", { class: "title key" }, entry.key), element("span", { class: "type" }, entry.type), editor,
       entry.forced ? element("div", { class: "marks" }, "Set by your administrator") : null,
       entry.forced ? null : element("button", { class: "delete", type: "button", "aria-label": `Delete ${entry.key}`,
-        onclick: () => post(`/api/domains/${encodeURIComponent(domain)}/keys/delete`, { key: entry.key }).then(report) }, "Delete"));
+        onclick: () => change(`/api/domains/${encodeURIComponent(domain)}/keys/delete`, { key: entry.key }, errorId) }, "Delete"));
   });
 
   const keyField = element("input", { id: "new-key", placeholder: "Key", required: true, "aria-label": "New key" });
