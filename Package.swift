@@ -24,6 +24,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.0"),
     ],
     targets: [
         // The value model, the changeset and both codecs (wire JSON, on-disk plist).
@@ -33,11 +35,25 @@ let package = Package(
         // Settings bundles: parsing, localisation, diagnostics, defaults, write checks, rendering.
         .target(name: "SettingsBundles", dependencies: ["DefaultsCore"]),
 
-        // The daemon: store (state owner), persistence, notifier, transport.
+        // etcd v3 through its JSON gateway: ranges, transactions and the streaming watch, over the
+        // members of a cluster in turn (docs/ROAMING.md).
+        .target(
+            name: "EtcdGateway",
+            dependencies: [
+                "DefaultsCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        // The daemon: store (state owner), persistence, notifier, transport, the roaming link.
         .target(
             name: "DefaultsServer",
             dependencies: [
-                "DefaultsCore", "SettingsBundles",
+                "DefaultsCore", "SettingsBundles", "EtcdGateway",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

@@ -34,6 +34,9 @@ public final class DefaultsDaemon: Sendable {
     private let loop: EventLoop
     private let state: NIOLoopBoundBox<ServerContext>
     private let listener = NIOLockedValueBox<Channel?>(nil)
+    /// The link to the etcd cluster when roaming is configured, or why it could not be made
+    /// (a certificate that does not load), which `start` reports.
+    private let roamingLink: Result<RoamingLink, Error>?
 
     public init(configuration: DaemonConfiguration, logger: Logger, manager: ServiceManagerLink = NoServiceManager()) {
         self.configuration = configuration
@@ -62,6 +65,10 @@ public final class DefaultsDaemon: Sendable {
         let store = DefaultsStore(
             table: table, files: files, writeBehind: writeBehind, notifier: notifier, managed: managed, check: bundles,
             maximumDomainBytes: configuration.maximumDomainBytes, logger: logger)
+        if configuration.roaming.isEnabled {
+            store.roaming = RoamingState(
+                store: store, configuration: configuration.roaming, files: files, journalWriter: writer, logger: logger)
+        }
         let managedFiles = ManagedPreferenceFiles(
             directory: configuration.managedPreferencesDirectory, userName: DefaultsDaemon.userName, daemonUID: getuid())
         self.loop = loop
@@ -71,7 +78,10 @@ public final class DefaultsDaemon: Sendable {
         let server = ServerContext(
             store: store, notifier: notifier, bundles: bundles, outside: outside, configuration: configuration, logger: logger,
             daemonUID: getuid())
-        self.state = NIOLoopBoundBox.makeBoxSendingValue(server, eventLoop: loop)
+        let state = NIOLoopBoundBox.makeBoxSendingValue(server, eventLoop: loop)
+        self.state = state
+        self.roamingLink = configuration.roaming.isEnabled
+            ? Result { try RoamingLink(server: state, configuration: configuration.roaming, logger: logger) } : nil
     }
 
     /// The name of the daemon's user, which names its own managed preferences directory.
@@ -129,6 +139,7 @@ public final class DefaultsDaemon: Sendable {
                 metadata: ["socket": "\(configuration.socketPath)", "storage": "\(configuration.storageDirectory)"])
         }
         listener.withLockedValue { $0 = channel }
+        if let link = try roamingLink?.get() { await link.start() }
         let manager = self.manager
         try await loop.submit {
             manager.ready(status: state.value.statusLine)
@@ -142,12 +153,14 @@ public final class DefaultsDaemon: Sendable {
         manager.reloading()
         let state = self.state
         do {
-            try await loop.submit {
+            let startRoaming = try await loop.submit {
                 let server = state.value
                 server.configuration = configuration
                 server.store.reconfigure(configuration)
                 server.bundles.reconfigure(configuration)
+                return server.store.roaming?.reconfigure(domains: configuration.roaming.domains) ?? []
             }.get()
+            if case .success(let link)? = roamingLink { await link.startRoaming(startRoaming) }
             // Compared with the configuration the daemon started with, which these options keep
             // until a restart, not with the last reload's.
             let restart = ConfigurationOption.all
@@ -180,11 +193,13 @@ public final class DefaultsDaemon: Sendable {
         let loop = self.loop
         let listening = listener.withLockedValue { $0 }
         try? await listening?.close()
+        if case .success(let link)? = roamingLink { await link.stop() }
         do {
             try await loop.flatSubmit {
                 state.value.isStopping = true
                 return state.value.store.finish()
             }.get()
+            try await loop.submit { state.value.store.roaming?.writeJournalNow() }.get()
         } catch {
             logger.error("final flush failed", metadata: ["error": "\(error)"])
         }

@@ -61,7 +61,7 @@ public struct ConfigurationLoader: Sendable {
 
         let file = try chooseFile()
         if let file {
-            for (key, value) in try ConfigurationLoader.read(file) {
+            for (key, value) in ConfigurationLoader.flattened(try ConfigurationLoader.read(file)) {
                 guard let option = ConfigurationOption.named(key) else {
                     let known = ConfigurationOption.all.map(\.key).joined(separator: ", ")
                     throw ConfigurationError(file: file, key: key, message: "unknown key (known keys: \(known))")
@@ -72,6 +72,7 @@ public struct ConfigurationLoader: Sendable {
                 if value != .null { sources[key] = file }
             }
         }
+        if let problem = configuration.roaming.problems(file: file) { throw problem }
         for (flag, key, value) in overrides {
             guard let option = ConfigurationOption.named(key) else { continue }
             guard option.apply(value, &configuration) else {
@@ -90,6 +91,20 @@ public struct ConfigurationLoader: Sendable {
             return explicitFile
         }
         return DefaultPaths.configurationFiles(environment: environment).first { FileManager.default.fileExists(atPath: $0) }
+    }
+
+    /// A section (`"roaming": {"domains": [...]}`) as dotted keys (`roaming.domains`), each an
+    /// option of its own; any other object is left for its option to refuse.
+    static func flattened(_ members: [String: ConfigurationValue]) -> [(String, ConfigurationValue)] {
+        var result: [(String, ConfigurationValue)] = []
+        for (key, value) in members.sorted(by: { $0.key < $1.key }) {
+            if case .object(let section) = value, ConfigurationOption.isSection(key) {
+                result += section.sorted(by: { $0.key < $1.key }).map { (key + "." + $0.key, $0.value) }
+            } else {
+                result.append((key, value))
+            }
+        }
+        return result
     }
 
     /// Reads a configuration file: a JSON object, comments and trailing commas allowed (JSON5).

@@ -166,7 +166,111 @@ extension ConfigurationOption {
                 return true
             },
             current: { .integer(Int($0.settingsBundleScanInterval.nanoseconds / 1_000_000)) }),
-    ]
+    ] + roaming
 
     public static func named(_ key: String) -> ConfigurationOption? { all.first { $0.key == key } }
+
+    /// Whether `key` names a section whose members are options (`roaming` for `roaming.domains`).
+    static func isSection(_ key: String) -> Bool { all.contains { $0.key.hasPrefix(key + ".") } }
+
+    /// The `roaming` section (docs/ROAMING.md). Only `roaming.domains` changes on reload: the
+    /// link to the cluster is made once, at start.
+    static let roaming: [ConfigurationOption] = [
+        ConfigurationOption(
+            key: "roaming.endpoints", flag: nil,
+            summary: "Client URLs of the etcd cluster's members (http:// or https://). Empty: nothing roams.",
+            expected: "an array of http:// or https:// URLs", needsRestart: true,
+            apply: { value, configuration in
+                guard let urls = value.strings, urls.allSatisfy({ $0.hasPrefix("http://") || $0.hasPrefix("https://") })
+                else { return false }
+                configuration.roaming.endpoints = urls.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
+                return true
+            },
+            current: { .array($0.roaming.endpoints.map(ConfigurationValue.string)) }),
+        ConfigurationOption(
+            key: "roaming.domains", flag: nil,
+            summary: "The domains that follow the user to their other machines. By-host domains never roam.",
+            expected: "an array of domain names", needsRestart: false,
+            apply: { value, configuration in
+                guard let names = value.strings else { return false }
+                var domains: [DomainName] = []
+                for name in names {
+                    guard let domain = try? DomainName(name) else { return false }
+                    domains.append(domain)
+                }
+                configuration.roaming.domains = domains
+                return true
+            },
+            current: { .array($0.roaming.domains.map { .string($0.rawValue) }) }),
+        ConfigurationOption(
+            key: "roaming.prefix", flag: nil,
+            summary: "Where this user's keys live in etcd. Default: /defaultsd/<user name>/.",
+            expected: "a string starting and ending with /", needsRestart: true,
+            apply: { value, configuration in
+                guard case .string(let prefix) = value, prefix.hasPrefix("/"), prefix.hasSuffix("/") else { return false }
+                configuration.roaming.prefix = prefix
+                return true
+            },
+            current: { .string($0.roaming.prefix) }),
+        ConfigurationOption(
+            key: "roaming.hostName", flag: nil,
+            summary: "The name other machines see as the writer of this machine's changes; unique per machine. Default: the host name.",
+            expected: "a non-empty string", needsRestart: true,
+            apply: { value, configuration in
+                guard case .string(let name) = value, !name.isEmpty else { return false }
+                configuration.roaming.hostName = name
+                return true
+            },
+            current: { .string($0.roaming.hostName) }),
+        ConfigurationOption(
+            key: "roaming.user", flag: nil,
+            summary: "etcd user name, when the cluster has authentication on (with roaming.password).",
+            expected: "a string", needsRestart: true,
+            apply: { value, configuration in
+                guard case .string(let user) = value else { return false }
+                configuration.roaming.user = user
+                return true
+            },
+            current: { $0.roaming.user.map(ConfigurationValue.string) ?? .null }),
+        ConfigurationOption(
+            key: "roaming.password", flag: nil,
+            summary: "etcd password. Only in a configuration file no one else can read (else exit 78); never printed or logged.",
+            expected: "a string", needsRestart: true,
+            apply: { value, configuration in
+                guard case .string(let password) = value else { return false }
+                configuration.roaming.password = password
+                return true
+            },
+            current: { $0.roaming.password == nil ? .null : .string("(set; not shown)") }),
+        ConfigurationOption(
+            key: "roaming.certificateFile", flag: nil,
+            summary: "PEM client certificate, for a cluster that asks for one (with roaming.privateKeyFile).",
+            expected: "an absolute path", needsRestart: true,
+            apply: { value, configuration in
+                guard case .string(let path) = value, path.hasPrefix("/") else { return false }
+                configuration.roaming.certificateFile = path
+                return true
+            },
+            current: { $0.roaming.certificateFile.map(ConfigurationValue.string) ?? .null }),
+        ConfigurationOption(
+            key: "roaming.privateKeyFile", flag: nil,
+            summary: "PEM key of the client certificate. Only in a configuration file no one else can read.",
+            expected: "an absolute path", needsRestart: true,
+            apply: { value, configuration in
+                guard case .string(let path) = value, path.hasPrefix("/") else { return false }
+                configuration.roaming.privateKeyFile = path
+                return true
+            },
+            current: { $0.roaming.privateKeyFile.map(ConfigurationValue.string) ?? .null }),
+        ConfigurationOption(
+            key: "roaming.trustedCAFile", flag: nil,
+            summary: "PEM CA certificate that signed the members' certificates. Default: the system's trust store.",
+            expected: "an absolute path", needsRestart: true,
+            apply: { value, configuration in
+                guard case .string(let path) = value, path.hasPrefix("/") else { return false }
+                configuration.roaming.trustedCAFile = path
+                return true
+            },
+            current: { $0.roaming.trustedCAFile.map(ConfigurationValue.string) ?? .null }),
+    ]
 }

@@ -31,6 +31,17 @@ public enum ConfigurationValue: Sendable, Equatable, Decodable, CustomStringConv
         }
     }
 
+    /// The elements of an array of strings; nil for anything else.
+    var strings: [String]? {
+        guard case .array(let items) = self else { return nil }
+        var strings: [String] = []
+        for item in items {
+            guard case .string(let text) = item else { return nil }
+            strings.append(text)
+        }
+        return strings
+    }
+
     /// The value as it would be written in the file, for messages and `--print-config`.
     public var description: String {
         switch self {

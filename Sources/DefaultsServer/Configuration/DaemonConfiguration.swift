@@ -40,6 +40,8 @@ public struct DaemonConfiguration: Sendable {
     public var managedPreferencesDirectory: String = "/etc/defaultsd/managed"
     /// The file that holds this machine's id, which names its by-host domain files.
     public var machineIDFile: String = MachineID.defaultPath
+    /// The domains that follow the user to other machines through etcd; off unless configured.
+    public var roaming: RoamingConfiguration = .standard()
 
     public init(socketPath: String, storageDirectory: String) {
         self.socketPath = socketPath

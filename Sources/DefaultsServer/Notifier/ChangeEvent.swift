@@ -37,6 +37,7 @@ struct ChangeEvent: Sendable {
             if let client = origin.client { writer.key(literal: "client"); writer.string(client) }
         } else {
             writer.key(literal: "source"); writer.string(origin.source.rawValue)
+            if let host = origin.host { writer.key(literal: "host"); writer.string(host) }
         }
         writer.endObject()
         writer.endObject()

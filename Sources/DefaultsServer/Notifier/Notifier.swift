@@ -13,11 +13,13 @@ final class Notifier {
         var domain: DomainName
         var source: Origin.Source
         var connection: UInt64
+        var host: String?
 
         init(_ event: ChangeEvent) {
             domain = event.changeset.domain
             source = event.origin.source
             connection = event.origin.connection
+            host = event.origin.host
         }
     }
 

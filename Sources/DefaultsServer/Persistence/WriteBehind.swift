@@ -97,13 +97,13 @@ final class WriteBehind {
     /// clean restart continues every domain's generation where it stopped. Called once, at stop.
     func finish() -> EventLoopFuture<Void> {
         eventLoop.preconditionInEventLoop()
-        return synchronize().flatMap { [self] in
+        return synchronize().assumeIsolated().flatMap { [self] in
             var snapshot = source.snapshot(of: [])
             snapshot.exactGenerations = true
             return writer.write(snapshot).flatMapThrowing { outcome in
                 if let failure = outcome.failures.values.first { throw failure }
             }
-        }
+        }.nonisolated()
     }
 
     // MARK: - Timing

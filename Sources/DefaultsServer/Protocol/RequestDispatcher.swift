@@ -227,11 +227,27 @@ struct RequestDispatcher {
                 ("events", .integer(Int64(server.notifier.eventsPublished))),
             ]
             if let writes = counts.domainFileWrites { fields.append(("domainFileWrites", .integer(Int64(writes)))) }
+            fields.append(("roaming", .object(roamingStatistics)))
             return Reply(fields)
 
         default:
             throw DefaultsError(.unknownOp, "unknown op \"\(request.op)\"")
         }
+    }
+
+    /// The roaming link's state for `stats`: `{"state":"off"}` when roaming is not configured.
+    private var roamingStatistics: Reply {
+        guard let roaming = store.roaming else { return Reply([("state", .string("off"))]) }
+        return Reply([
+            ("state", .string(roaming.connection.rawValue)),
+            ("host", .string(roaming.hostName)),
+            ("prefix", .string(roaming.keys.prefix)),
+            ("endpoints", .strings(roaming.configuration.endpoints)),
+            ("domains", .strings(roaming.domains.map(\.rawValue))),
+            ("revision", .integer(roaming.revision)),
+            ("queue", .integer(Int64(roaming.queueLength))),
+            ("transactions", .integer(Int64(roaming.transactions))),
+        ])
     }
 
     /// The resolved, localised pane tree of a domain's Settings bundle with current values.

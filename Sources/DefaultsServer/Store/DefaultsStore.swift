@@ -31,6 +31,9 @@ final class DefaultsStore {
     let managed: ManagedPreferences
     private let logger: Logger
     private(set) var maximumDomainBytes: Int
+    /// The roaming link's bookkeeping, when roaming is on: every effective local change of a
+    /// roaming domain is queued there for etcd.
+    var roaming: RoamingState?
 
     /// The store and its collaborators, all on `eventLoop`: the table of domains, the
     /// write-behind that snapshots it, the notifier, the managed preferences and the Settings
@@ -136,20 +139,32 @@ final class DefaultsStore {
         try apply(changeset, origin: origin, to: &table[try index(loading: changeset.domain)])
     }
 
-    private func apply(_ changeset: Changeset, origin: Origin, to state: inout DomainState) throws(DefaultsError) -> Int64 {
+    /// Applies a change another machine made, taken from etcd: it was checked where it was
+    /// made, and every machine must take it for all of them to converge, so the size limit and
+    /// the checks are not applied again (a forced key still reads as forced).
+    func applyRoaming(_ changeset: Changeset, host: String?) throws(DefaultsError) {
+        _ = try apply(changeset, origin: .roaming(host: host), to: &table[try index(loading: changeset.domain)], checked: false)
+    }
+
+    private func apply(
+        _ changeset: Changeset, origin: Origin, to state: inout DomainState, checked: Bool = true
+    ) throws(DefaultsError) -> Int64 {
         let change = state.prepare(changeset)
-        if change.newSize > maximumDomainBytes && change.newSize > state.size {
-            throw DefaultsError(
-                .tooLarge,
-                "domain \(changeset.domain) would be \(change.newSize) bytes; the limit is \(maximumDomainBytes)")
+        if checked {
+            if change.newSize > maximumDomainBytes && change.newSize > state.size {
+                throw DefaultsError(
+                    .tooLarge,
+                    "domain \(changeset.domain) would be \(change.newSize) bytes; the limit is \(maximumDomainBytes)")
+            }
+            if changeset.domain.isCurrentHost, files.machineID == nil { throw MachineID.refusal(writing: changeset.domain) }
+            for check in checks { if let refusal = check.check(changeset) { throw refusal } }
         }
-        if changeset.domain.isCurrentHost, files.machineID == nil { throw MachineID.refusal(writing: changeset.domain) }
-        for check in checks { if let refusal = check.check(changeset) { throw refusal } }
         let effective = state.commit(changeset, change)
         guard !effective.isEmpty else { return state.generation }
         state.generation += 1
         writeBehind.markDirty(changeset.domain)
         notifier.publish(effective, generation: state.generation, origin: origin)
+        if let roaming, origin.source != .roaming, roaming.roams(changeset.domain) { roaming.recordLocal(effective) }
         return state.generation
     }
 

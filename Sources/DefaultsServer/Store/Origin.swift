@@ -9,6 +9,8 @@ struct Origin: Sendable, Hashable {
         case file
         /// An administrator's managed preferences.
         case managed
+        /// Another machine of the user, through the roaming link: `host` says which.
+        case roaming
     }
 
     var source: Source
@@ -19,6 +21,8 @@ struct Origin: Sendable, Hashable {
     var connection: UInt64
     /// The name the client gave in `hello`, if any.
     var client: String?
+    /// For a roaming change, the writing machine's `roaming.hostName`.
+    var host: String?
 
     init(pid: Int32, uid: UInt32, connection: UInt64, client: String? = nil) {
         self.source = .connection
@@ -39,4 +43,11 @@ struct Origin: Sendable, Hashable {
     static let file = Origin(source: .file)
     /// A change of the managed preferences.
     static let managed = Origin(source: .managed)
+
+    /// A change another machine made, applied from etcd.
+    static func roaming(host: String?) -> Origin {
+        var origin = Origin(source: .roaming)
+        origin.host = host
+        return origin
+    }
 }

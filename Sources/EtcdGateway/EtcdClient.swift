@@ -1,0 +1,230 @@
+import AsyncHTTPClient
+import DefaultsCore
+import FoundationEssentials
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOSSL
+
+/// A client of an etcd v3 cluster through its JSON gateway (`/v3/kv/range`, `/v3/kv/txn`,
+/// `/v3/watch`), over async-http-client.
+///
+/// The endpoints are used as one cluster: a request goes to the member that answered last, and
+/// to the next one when it cannot be reached or has no leader, so losing a member of three
+/// changes nothing a caller sees. Only when no member answers does a request fail with
+/// ``EtcdError/unreachable(_:)``.
+///
+/// Thread-safe (the preferred member and the auth token sit behind locks); the HTTP work runs
+/// on the event-loop group it is given.
+///
+/// ```swift
+/// let etcd = try EtcdClient(configuration: .init(endpoints: ["http://127.0.0.1:2379"]), eventLoopGroup: group)
+/// let range = try await etcd.range(prefix: "/defaultsd/ada/")
+/// for pair in range.keyValues { print(pair.key, pair.value, pair.modRevision) }
+/// try await etcd.shutdown()
+/// ```
+public final class EtcdClient: Sendable {
+    /// Where the cluster is and how to prove who we are.
+    public struct Configuration: Sendable, Hashable {
+        /// Client URLs of the members, `http://host:port` or `https://host:port`.
+        public var endpoints: [String]
+        /// etcd's own users (`etcdctl user add`): a token is asked for with these and sent with every request.
+        public var user: String?
+        public var password: String?
+        /// PEM files: the client certificate and its key (for clusters that ask for one), and the
+        /// CA that signed the members' certificates (else the system's trust store).
+        public var certificateFile: String?
+        public var privateKeyFile: String?
+        public var trustedCAFile: String?
+        /// How long one member has to accept a connection before the next one is tried.
+        public var connectTimeout: TimeAmount = .milliseconds(500)
+        /// How long one request (not a watch) may take on one member.
+        public var requestTimeout: TimeAmount = .seconds(5)
+
+        public init(endpoints: [String]) { self.endpoints = endpoints }
+    }
+
+    private let configuration: Configuration
+    private let http: HTTPClient
+    private let logger: Logger
+    /// The member that answered last; requests start there.
+    private let preferred = NIOLockedValueBox(0)
+    /// The token `authenticate` gave, while it is valid.
+    private let token = NIOLockedValueBox<String?>(nil)
+
+    public init(configuration: Configuration, eventLoopGroup: EventLoopGroup, logger: Logger = Logger(label: "etcd")) throws {
+        precondition(!configuration.endpoints.isEmpty, "an etcd client needs at least one endpoint")
+        self.configuration = configuration
+        self.logger = logger
+        var http = HTTPClient.Configuration()
+        http.timeout = .init(connect: configuration.connectTimeout, read: nil)
+        http.decompression = .disabled
+        http.httpVersion = .http1Only
+        if configuration.endpoints.contains(where: { $0.hasPrefix("https:") }) || configuration.certificateFile != nil {
+            var tls = TLSConfiguration.makeClientConfiguration()
+            if let ca = configuration.trustedCAFile { tls.trustRoots = .file(ca) }
+            if let certificate = configuration.certificateFile {
+                tls.certificateChain = try NIOSSLCertificate.fromPEMFile(certificate).map { .certificate($0) }
+            }
+            if let key = configuration.privateKeyFile { tls.privateKey = .privateKey(try NIOSSLPrivateKey(file: key, format: .pem)) }
+            http.tlsConfiguration = tls
+        }
+        self.http = HTTPClient(eventLoopGroupProvider: .shared(eventLoopGroup), configuration: http)
+    }
+
+    public func shutdown() async throws { try await http.shutdown() }
+
+    // MARK: - Requests
+
+    /// Every key that starts with `prefix`, at the cluster's current revision.
+    public func range(prefix: String) async throws(EtcdError) -> EtcdRange {
+        let answer = try await post("/v3/kv/range", ["key": GatewayJSON.base64(prefix), "range_end": GatewayJSON.prefixEnd(prefix)])
+        return EtcdRange(
+            revision: GatewayJSON.int64(answer["header"]?["revision"]),
+            keyValues: GatewayJSON.array(answer["kvs"]).map(GatewayJSON.keyValue))
+    }
+
+    /// One transaction: when every compare holds, `success` runs, else `failure`; all at one revision.
+    public func transaction(
+        comparing compares: [EtcdCompare], success: [EtcdOperation], failure: [EtcdOperation] = []
+    ) async throws(EtcdError) -> EtcdTransactionResult {
+        let body: JSON = [
+            "compare": .array(compares.map(GatewayJSON.compare)),
+            "success": .array(success.map(GatewayJSON.operation)),
+            "failure": .array(failure.map(GatewayJSON.operation)),
+        ]
+        return GatewayJSON.transactionResult(try await post("/v3/kv/txn", body))
+    }
+
+    /// Compacts the history up to `revision` (what an administrator's `etcdctl compact` does).
+    public func compact(revision: Int64) async throws(EtcdError) {
+        _ = try await post("/v3/kv/compaction", ["revision": .string(String(revision)), "physical": true])
+    }
+
+    /// Watches every key under `prefix` from `revision` on, handing each message of the stream
+    /// to `receive` in order. Returns when the stream ends and throws when it breaks; the
+    /// caller starts again from the revision after the last one it applied. A compacted start
+    /// revision arrives as a message with `compactRevision` set and `canceled`.
+    public func watch(
+        prefix: String, from revision: Int64, receive: @Sendable (EtcdWatchMessage) async throws -> Void
+    ) async throws {
+        let body: JSON = [
+            "create_request": [
+                "key": GatewayJSON.base64(prefix), "range_end": GatewayJSON.prefixEnd(prefix),
+                "start_revision": .string(String(revision)),
+            ]
+        ]
+        let response = try await send("/v3/watch", body, deadline: .distantFuture)
+        // The gateway writes one JSON message per line.
+        var pending = ByteBuffer()
+        for try await part in response.body {
+            pending.writeImmutableBuffer(part)
+            while let newline = pending.readableBytesView.firstIndex(of: UInt8(ascii: "\n")) {
+                let length = newline - pending.readerIndex
+                let line = pending.readBytes(length: length)!
+                pending.moveReaderIndex(forwardBy: 1)
+                guard !line.isEmpty else { continue }
+                let json: JSON
+                do { json = try JSONParser.parse(line) } catch { throw EtcdError.malformed("a watch line that is not JSON") }
+                let message = try GatewayJSON.watchMessage(json)
+                try await receive(message)
+                if message.canceled { return }
+            }
+            pending.discardReadBytes()
+        }
+    }
+
+    // MARK: - Members in turn
+
+    /// Posts to the preferred member, then to the others in turn, and returns the answer's JSON.
+    private func post(_ path: String, _ body: JSON) async throws(EtcdError) -> JSON {
+        let response: HTTPClientResponse
+        do {
+            response = try await send(path, body, deadline: .now() + configuration.requestTimeout)
+        } catch let error as EtcdError {
+            throw error
+        } catch {
+            throw .unreachable("\(error)")
+        }
+        let bytes: ByteBuffer
+        do { bytes = try await response.body.collect(upTo: 256 << 20) } catch { throw .unreachable("\(error)") }
+        do { return try JSONParser.parse(Array(bytes.readableBytesView)) } catch { throw .malformed("a body that is not JSON") }
+    }
+
+    /// Sends to one member after another until one answers with success or a definite refusal.
+    private func send(_ path: String, _ body: JSON, deadline: NIODeadline) async throws -> HTTPClientResponse {
+        let endpoints = configuration.endpoints
+        let first = preferred.withLockedValue { $0 }
+        var lastProblem = "no endpoint"
+        var authenticated = false
+        var attempt = 0
+        while attempt < endpoints.count {
+            let index = (first + attempt) % endpoints.count
+            let endpoint = endpoints[index]
+            do {
+                var request = HTTPClientRequest(url: endpoint + path)
+                request.method = .POST
+                request.headers.add(name: "Content-Type", value: "application/json")
+                if let token = try await currentToken(endpoint: endpoint) { request.headers.add(name: "Authorization", value: token) }
+                var writer = JSONWriter(capacity: 256)
+                writer.json(body)
+                request.body = .bytes(ByteBuffer(bytes: writer.bytes))
+                let response = try await http.execute(request, deadline: min(deadline, .now() + configuration.requestTimeout * 4), logger: logger)
+                if response.status == .ok {
+                    preferred.withLockedValue { $0 = index }
+                    return response
+                }
+                let refusal = try await Self.refusal(of: response)
+                if case .refused(let code, let message) = refusal {
+                    // 16 Unauthenticated: the token expired; ask for a new one, once.
+                    if code == 16 || message.contains("invalid auth token"), !authenticated, configuration.user != nil {
+                        token.withLockedValue { $0 = nil }
+                        authenticated = true
+                        continue
+                    }
+                    // 14 Unavailable, 4 DeadlineExceeded: this member has no leader or no quorum; another may.
+                    if code != 14 && code != 4 && !message.contains("no leader") && !message.contains("timed out") {
+                        throw refusal
+                    }
+                    lastProblem = "\(endpoint): \(message)"
+                }
+            } catch let error as EtcdError {
+                if case .refused = error { throw error }
+                lastProblem = "\(endpoint): \(error)"
+            } catch {
+                lastProblem = "\(endpoint): \(error)"
+            }
+            attempt += 1
+        }
+        throw EtcdError.unreachable(lastProblem)
+    }
+
+    private static func refusal(of response: HTTPClientResponse) async throws -> EtcdError {
+        let bytes = try await response.body.collect(upTo: 1 << 20)
+        guard let json = try? JSONParser.parse(Array(bytes.readableBytesView)) else {
+            return .refused(code: Int(response.status.code), message: "HTTP \(response.status.code)")
+        }
+        return GatewayJSON.refusal(json)
+    }
+
+    /// The auth token for `endpoint`'s cluster, asked for once with the user and password; nil
+    /// when no user is configured.
+    private func currentToken(endpoint: String) async throws -> String? {
+        guard let user = configuration.user else { return nil }
+        if let token = token.withLockedValue({ $0 }) { return token }
+        var request = HTTPClientRequest(url: endpoint + "/v3/auth/authenticate")
+        request.method = .POST
+        var writer = JSONWriter(capacity: 128)
+        writer.json(["name": .string(user), "password": .string(configuration.password ?? "")])
+        request.body = .bytes(ByteBuffer(bytes: writer.bytes))
+        let response = try await http.execute(request, deadline: .now() + configuration.requestTimeout, logger: logger)
+        if response.status != .ok { throw try await Self.refusal(of: response) }
+        let bytes = try await response.body.collect(upTo: 1 << 20)
+        guard case .string(let value)? = (try? JSONParser.parse(Array(bytes.readableBytesView)))?["token"] else {
+            throw EtcdError.malformed("authenticate answered without a token")
+        }
+        token.withLockedValue { $0 = value }
+        return value
+    }
+}

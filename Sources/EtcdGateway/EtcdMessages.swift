@@ -1,0 +1,183 @@
+import DefaultsCore
+import FoundationEssentials
+
+/// One key of etcd as a range, a transaction or a watch reports it.
+///
+/// etcd keys and values are bytes; the gateway carries them in base64. defaultsd only ever
+/// writes UTF-8 (its key layout and JSON values), so they are held as text here; bytes that are
+/// not UTF-8 (another program's keys under the prefix) come out with replacement characters and
+/// fail the caller's parsing, which skips them.
+public struct EtcdKeyValue: Sendable, Hashable {
+    public var key: String
+    public var value: String
+    /// The revision of the last write to the key.
+    public var modRevision: Int64
+
+    public init(key: String, value: String, modRevision: Int64) {
+        self.key = key
+        self.value = value
+        self.modRevision = modRevision
+    }
+}
+
+/// A change a watch reports: a put with the new value, or a removal.
+public struct EtcdEvent: Sendable, Hashable {
+    public enum Kind: Sendable, Hashable { case put, delete }
+    public var kind: Kind
+    /// For a removal, `value` is empty and `modRevision` is the removal's revision.
+    public var keyValue: EtcdKeyValue
+}
+
+/// One message of a watch stream.
+public struct EtcdWatchMessage: Sendable, Hashable {
+    /// The cluster's revision when the message was sent.
+    public var revision: Int64
+    public var events: [EtcdEvent]
+    /// Set when the watch was cancelled because its start revision was compacted away: the
+    /// oldest revision still kept.
+    public var compactRevision: Int64?
+    public var canceled: Bool
+}
+
+/// A guard of a transaction: the key was last written at `modRevision` (0: it does not exist).
+public struct EtcdCompare: Sendable, Hashable {
+    public var key: String
+    public var modRevision: Int64
+
+    public init(key: String, modRevision: Int64) {
+        self.key = key
+        self.modRevision = modRevision
+    }
+}
+
+/// One operation of a transaction.
+public enum EtcdOperation: Sendable, Hashable {
+    case put(key: String, value: String)
+    case delete(key: String)
+    /// Reads one key (a transaction's failure branch reads the keys whose guard failed).
+    case get(key: String)
+}
+
+/// What a transaction did: which branch ran, at which revision, and what its reads found.
+public struct EtcdTransactionResult: Sendable, Hashable {
+    public var succeeded: Bool
+    /// The cluster's revision after the transaction: the revision of its writes when it wrote.
+    public var revision: Int64
+    /// For each `.get` of the branch that ran, in order: the key, or nil when it does not exist.
+    public var reads: [EtcdKeyValue?]
+}
+
+/// The keys under a prefix at one revision.
+public struct EtcdRange: Sendable, Hashable {
+    public var revision: Int64
+    public var keyValues: [EtcdKeyValue]
+}
+
+/// Why a request to etcd did not give an answer.
+public enum EtcdError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// No endpoint answered: the cluster is not reachable from here.
+    case unreachable(String)
+    /// The cluster answered with an error (gRPC code and message), e.g. no leader, bad credentials.
+    case refused(code: Int, message: String)
+    /// An answer that is not what etcd's gateway sends.
+    case malformed(String)
+
+    public var description: String {
+        switch self {
+        case .unreachable(let reason): "no etcd endpoint answered: \(reason)"
+        case .refused(let code, let message): "etcd refused the request (code \(code)): \(message)"
+        case .malformed(let reason): "unexpected answer from etcd: \(reason)"
+        }
+    }
+}
+
+// MARK: - The gateway's JSON
+
+/// The JSON mapping of etcd's protobuf messages as its gateway speaks it: bytes in base64,
+/// 64-bit integers as strings, fields at their default value (false, 0, empty) left out.
+enum GatewayJSON {
+    static func base64(_ text: String) -> JSON { .string(Data(text.utf8).base64EncodedString()) }
+
+    static func text(_ json: JSON?) -> String {
+        guard case .string(let encoded)? = json, let data = Data(base64Encoded: encoded) else { return "" }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    static func int64(_ json: JSON?) -> Int64 {
+        switch json {
+        case .string(let text)?: Int64(text) ?? 0
+        case .integer(let value)?: value
+        default: 0
+        }
+    }
+
+    static func bool(_ json: JSON?) -> Bool {
+        if case .bool(let value)? = json { return value }
+        return false
+    }
+
+    static func array(_ json: JSON?) -> [JSON] {
+        if case .array(let elements)? = json { return elements }
+        return []
+    }
+
+    static func keyValue(_ json: JSON) -> EtcdKeyValue {
+        EtcdKeyValue(key: text(json["key"]), value: text(json["value"]), modRevision: int64(json["mod_revision"]))
+    }
+
+    /// The end of the range of every key that starts with `prefix`: the prefix with its last
+    /// byte raised by one (etcd's `clientv3.GetPrefixRangeEnd`).
+    static func prefixEnd(_ prefix: String) -> JSON {
+        var bytes = Array(prefix.utf8)
+        while let last = bytes.last {
+            if last < 0xFF {
+                bytes[bytes.count - 1] = last + 1
+                return .string(Data(bytes).base64EncodedString())
+            }
+            bytes.removeLast()
+        }
+        return .string(Data([0]).base64EncodedString())  // every key
+    }
+
+    static func compare(_ compare: EtcdCompare) -> JSON {
+        ["result": "EQUAL", "target": "MOD", "key": base64(compare.key), "mod_revision": .string(String(compare.modRevision))]
+    }
+
+    static func operation(_ operation: EtcdOperation) -> JSON {
+        switch operation {
+        case .put(let key, let value): ["request_put": ["key": base64(key), "value": base64(value)]]
+        case .delete(let key): ["request_delete_range": ["key": base64(key)]]
+        case .get(let key): ["request_range": ["key": base64(key)]]
+        }
+    }
+
+    static func transactionResult(_ json: JSON) -> EtcdTransactionResult {
+        var reads: [EtcdKeyValue?] = []
+        for response in array(json["responses"]) {
+            guard let range = response["response_range"] else { continue }
+            reads.append(array(range["kvs"]).first.map(keyValue))
+        }
+        return EtcdTransactionResult(
+            succeeded: bool(json["succeeded"]), revision: int64(json["header"]?["revision"]), reads: reads)
+    }
+
+    static func watchMessage(_ json: JSON) throws(EtcdError) -> EtcdWatchMessage {
+        if let error = json["error"] { throw refusal(error) }
+        guard let result = json["result"] else { throw .malformed("a watch message without a result") }
+        let events = array(result["events"]).map { event in
+            EtcdEvent(kind: event["type"] == .string("DELETE") ? .delete : .put, keyValue: keyValue(event["kv"] ?? .null))
+        }
+        let compact = int64(result["compact_revision"])
+        return EtcdWatchMessage(
+            revision: int64(result["header"]?["revision"]), events: events, compactRevision: compact > 0 ? compact : nil,
+            canceled: bool(result["canceled"]))
+    }
+
+    /// The gateway's error body, `{"error":"...","code":N,"message":"..."}`.
+    static func refusal(_ json: JSON) -> EtcdError {
+        let code = Int(int64(json["code"]))
+        if case .string(let message)? = json["message"] { return .refused(code: code, message: message) }
+        if case .string(let message)? = json["error"] { return .refused(code: code, message: message) }
+        return .refused(code: code, message: "\(json)")
+    }
+}
