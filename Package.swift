@@ -198,6 +198,11 @@ let package = Package(
             name: "DaemonIntegrationTests",
             dependencies: ["DefaultsCore", "LineSocket", "DaemonTestSupport", "defaultsd", "defaults"]
         ),
+        // Two real daemons on a real 3-member etcd cluster on loopback.
+        .testTarget(
+            name: "RoamingTests",
+            dependencies: ["DefaultsCore", "LineSocket", "DaemonTestSupport", "defaultsd", "defaults"]
+        ),
         .testTarget(
             name: "DefaultsClientTests",
             dependencies: ["DefaultsClient", "DefaultsCore", "LineSocket", "DaemonTestSupport", "defaultsd", "BridgeControl"]

@@ -39,8 +39,11 @@ public final class EtcdClient: Sendable {
         public var trustedCAFile: String?
         /// How long one member has to accept a connection before the next one is tried.
         public var connectTimeout: TimeAmount = .milliseconds(500)
-        /// How long one request (not a watch) may take on one member.
-        public var requestTimeout: TimeAmount = .seconds(5)
+        /// How long one request (not a watch) may take on one member before the next is asked.
+        /// Short, because a member asked while its cluster elects a new leader holds the request
+        /// until etcd's own timeout (about 6 s) even though the election takes well under a second;
+        /// by the time the next member is asked, there is a leader again.
+        public var requestTimeout: TimeAmount = .seconds(1)
 
         public init(endpoints: [String]) { self.endpoints = endpoints }
     }
@@ -115,7 +118,7 @@ public final class EtcdClient: Sendable {
                 "start_revision": .string(String(revision)),
             ]
         ]
-        let response = try await send("/v3/watch", body, deadline: .distantFuture)
+        let response = try await send("/v3/watch", body, streaming: true)
         // The gateway writes one JSON message per line.
         var pending = ByteBuffer()
         for try await part in response.body {
@@ -141,7 +144,7 @@ public final class EtcdClient: Sendable {
     private func post(_ path: String, _ body: JSON) async throws(EtcdError) -> JSON {
         let response: HTTPClientResponse
         do {
-            response = try await send(path, body, deadline: .now() + configuration.requestTimeout)
+            response = try await send(path, body, streaming: false)
         } catch let error as EtcdError {
             throw error
         } catch {
@@ -153,7 +156,8 @@ public final class EtcdClient: Sendable {
     }
 
     /// Sends to one member after another until one answers with success or a definite refusal.
-    private func send(_ path: String, _ body: JSON, deadline: NIODeadline) async throws -> HTTPClientResponse {
+    /// Each attempt has ``Configuration/requestTimeout``; a stream (the watch) has no deadline.
+    private func send(_ path: String, _ body: JSON, streaming: Bool) async throws -> HTTPClientResponse {
         let endpoints = configuration.endpoints
         let first = preferred.withLockedValue { $0 }
         var lastProblem = "no endpoint"
@@ -170,7 +174,8 @@ public final class EtcdClient: Sendable {
                 var writer = JSONWriter(capacity: 256)
                 writer.json(body)
                 request.body = .bytes(ByteBuffer(bytes: writer.bytes))
-                let response = try await http.execute(request, deadline: min(deadline, .now() + configuration.requestTimeout * 4), logger: logger)
+                let deadline: NIODeadline = streaming ? .distantFuture : .now() + configuration.requestTimeout
+                let response = try await http.execute(request, deadline: deadline, logger: logger)
                 if response.status == .ok {
                     preferred.withLockedValue { $0 = index }
                     return response

@@ -84,10 +84,17 @@ actor RoamingLink {
                 let from = try await onState { $0.revision } + 1
                 try await etcd.watch(prefix: prefix, from: from) { message in try await self.received(message) }
                 delay = RoamingLink.firstRetryDelay
-            } catch {
+            } catch let error as EtcdError {
+                // No member answered, or the cluster refused: that is the loss of the cluster.
                 if Task.isCancelled { return }
                 _ = try? await onState { $0.reached(false, problem: "\(error)") }
                 try? await Task.sleep(for: delay)
+                delay = min(delay * 2, RoamingLink.longestRetryDelay)
+            } catch {
+                // The stream broke (its member stopped): the next attempt goes to another member
+                // and resumes after the last revision applied. Only a repeated break waits.
+                if Task.isCancelled { return }
+                try? await Task.sleep(for: delay - RoamingLink.firstRetryDelay)
                 delay = min(delay * 2, RoamingLink.longestRetryDelay)
             }
         }

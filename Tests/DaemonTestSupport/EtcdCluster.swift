@@ -1,0 +1,169 @@
+import Foundation
+
+/// A real etcd cluster on loopback for the roaming tests and the benchmark: `size` members with
+/// distinct client and peer ports, each with a private data directory under `directory`, each
+/// stopped by its PID. Members can be killed and started again on their data.
+///
+/// ```swift
+/// let cluster = try EtcdCluster(size: 3)
+/// cluster.endpoints   // ["http://127.0.0.1:41234", ...]
+/// cluster.kill(0)
+/// try cluster.start(0)
+/// ```
+public final class EtcdCluster: @unchecked Sendable {
+    public struct Member {
+        public var name: String
+        public var clientPort: Int
+        public var peerPort: Int
+        public var dataDirectory: String
+        var process: Process?
+        var log: String
+    }
+
+    public static let binary = ["/usr/bin/etcd", "/usr/local/bin/etcd"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    public static let control = ["/usr/bin/etcdctl", "/usr/local/bin/etcdctl"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    public static var isInstalled: Bool { binary != nil && control != nil }
+
+    public let directory: String
+    public private(set) var members: [Member]
+    private let initialCluster: String
+
+    public init(size: Int = 3) throws {
+        guard let _ = EtcdCluster.binary else { throw EtcdClusterFailure("etcd is not installed (apt-get install etcd-server)") }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("defaultsd-etcd-\(UUID().uuidString.prefix(8))").path
+        self.directory = directory
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let ports = try EtcdCluster.freePorts(2 * size)
+        members = (0..<size).map { index in
+            Member(
+                name: "m\(index)", clientPort: ports[2 * index], peerPort: ports[2 * index + 1],
+                dataDirectory: "\(directory)/m\(index).etcd", process: nil, log: "\(directory)/m\(index).log")
+        }
+        initialCluster = members.map { "\($0.name)=http://127.0.0.1:\($0.peerPort)" }.joined(separator: ",")
+        for index in members.indices { try launch(index) }
+        try waitUntilHealthy()
+    }
+
+    /// The client URLs of every member, running or not.
+    public var endpoints: [String] { members.map { "http://127.0.0.1:\($0.clientPort)" } }
+
+    /// Stops a member at once (SIGKILL), as a machine that loses power.
+    public func kill(_ index: Int) {
+        guard let process = members[index].process, process.isRunning else { return }
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        members[index].process = nil
+    }
+
+    public func killAll() { for index in members.indices { kill(index) } }
+
+    /// Starts a stopped member again on its data directory.
+    public func start(_ index: Int) throws {
+        guard members[index].process == nil else { return }
+        try launch(index)
+    }
+
+    /// Starts every stopped member and waits until the cluster answers.
+    public func startAll() throws {
+        for index in members.indices { try start(index) }
+        try waitUntilHealthy()
+    }
+
+    private func launch(_ index: Int) throws {
+        let member = members[index]
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: EtcdCluster.binary!)
+        process.arguments = [
+            "--name", member.name, "--data-dir", member.dataDirectory,
+            "--listen-client-urls", "http://127.0.0.1:\(member.clientPort)",
+            "--advertise-client-urls", "http://127.0.0.1:\(member.clientPort)",
+            "--listen-peer-urls", "http://127.0.0.1:\(member.peerPort)",
+            "--initial-advertise-peer-urls", "http://127.0.0.1:\(member.peerPort)",
+            "--initial-cluster", initialCluster, "--initial-cluster-token", URL(fileURLWithPath: directory).lastPathComponent,
+            "--initial-cluster-state", "new",
+            // Elections in a loopback cluster need not wait for a network's delays.
+            "--heartbeat-interval", "50", "--election-timeout", "500",
+        ]
+        if !FileManager.default.fileExists(atPath: member.log) { _ = FileManager.default.createFile(atPath: member.log, contents: nil) }
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: member.log))
+        log.seekToEndOfFile()
+        process.standardOutput = log
+        process.standardError = log
+        process.environment = ["PATH": "/usr/bin:/bin", "ETCD_UNSUPPORTED_ARCH": ProcessInfo.processInfo.environment["ETCD_UNSUPPORTED_ARCH"] ?? ""]
+        try process.run()
+        members[index].process = process
+    }
+
+    /// Waits until every running member reports itself healthy (it has a leader).
+    public func waitUntilHealthy(timeout: Double = 30) throws {
+        let running = members.filter { $0.process != nil }.map { "http://127.0.0.1:\($0.clientPort)" }
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            let result = try control(["endpoint", "health", "--endpoints", running.joined(separator: ",")])
+            if result.status == 0 { return }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        throw EtcdClusterFailure("the etcd cluster did not become healthy: \(logs())")
+    }
+
+    /// Runs `etcdctl` (API v3) against the running members.
+    public func control(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: EtcdCluster.control!)
+        var arguments = arguments
+        if !arguments.contains("--endpoints") {
+            arguments += ["--endpoints", members.filter { $0.process != nil }.map { "http://127.0.0.1:\($0.clientPort)" }.joined(separator: ",")]
+        }
+        process.arguments = ["--dial-timeout", "1s", "--command-timeout", "3s"] + arguments
+        process.environment = ["ETCDCTL_API": "3", "PATH": "/usr/bin:/bin"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    /// Every key under `prefix`; with an empty prefix, every key the cluster holds.
+    public func keys(prefix: String) throws -> [String] {
+        let result = try control(prefix.isEmpty ? ["get", "", "--from-key", "--keys-only"] : ["get", "--prefix", prefix, "--keys-only"])
+        return result.output.split(separator: "\n").map(String.init).filter { !$0.isEmpty }
+    }
+
+    public func logs() -> String {
+        members.map { "--- \($0.name)\n" + ((try? String(contentsOfFile: $0.log, encoding: .utf8)).map { String($0.suffix(2000)) } ?? "") }
+            .joined(separator: "\n")
+    }
+
+    private static func freePorts(_ count: Int) throws -> [Int] {
+        var sockets: [Int32] = []
+        defer { for fd in sockets { close(fd) } }
+        var ports: [Int] = []
+        for _ in 0..<count {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            address.sin_port = 0
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let bound = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+            }
+            guard bound else { throw EtcdClusterFailure("no free port") }
+            sockets.append(fd)
+            ports.append(Int(UInt16(bigEndian: address.sin_port)))
+        }
+        return ports
+    }
+
+    deinit {
+        killAll()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}
+
+public struct EtcdClusterFailure: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,245 @@
+import DaemonTestSupport
+import DefaultsCore
+import Foundation
+import LineSocket
+import Testing
+
+/// Two machines (two real daemons) of one user on a real 3-member etcd cluster on loopback.
+/// Each test has its own cluster: several stop members.
+@Suite("Roaming through a 3-member etcd cluster", .serialized)
+struct RoamingTests {
+    static let domain = RoamingMachines.domain
+
+    @Test("a set on A is a didChange on B within 2 s, with A as its host, types kept, and no echo on A")
+    func setOnAReachesB() throws {
+        let m = try RoamingMachines()
+        try m.waitOnline("A")
+        try m.waitOnline("B")
+        let onB = try m.subscriber("B")
+        let onA = try m.subscriber("A")
+        let sent = Date()
+        #expect(try m.set("A", "warp/factor", "5.0")["ok"] == true)
+        let event = try JSONParser.parse(try onB.readEvent(timeout: 2))
+        #expect(Date().timeIntervalSince(sent) < 2)
+        #expect(event["changes"] == ["warp/factor": .real(5.0)])
+        #expect(event["origin"] == ["source": "roaming", "host": "A"])
+        #expect(try JSONParser.parse(try m["B"].connect().request(#"{"op":"get","domain":"\#(Self.domain)","key":"warp/factor"}"#))["value"] == .real(5.0))
+
+        // A hears its own set once; its next event is B's change, not the echo of its own.
+        #expect(try JSONParser.parse(try onA.readEvent())["origin"]?["source"] == nil)
+        #expect(try m.set("B", "rank", #""Captain""#)["ok"] == true)
+        let next = try JSONParser.parse(try onA.readEvent(timeout: 2))
+        #expect(next["changes"] == ["rank": "Captain"])
+        #expect(next["origin"] == ["source": "roaming", "host": "B"])
+
+        // The key layout: one etcd key per defaults key, its slash escaped.
+        #expect(try m.cluster.keys(prefix: m.prefix).sorted() == [
+            m.prefix + Self.domain + "/rank", m.prefix + Self.domain + "/warp%2Ffactor",
+        ])
+    }
+
+    @Test("all eight property-list types arrive on B as they were set on A, and a removal propagates")
+    func typesAndRemovals() throws {
+        let m = try RoamingMachines()
+        try m.waitOnline("A")
+        let values = [
+            "string": #""Earl Grey""#, "integer": "7", "real": "7.0", "bool": "true",
+            "date": #"{"$date":"2026-11-21T10:00:00.250Z"}"#, "data": #"{"$data":"AAEC/w=="}"#,
+            "array": #"[1,"two",3.5]"#, "dictionary": #"{"a":{"b":false}}"#, "gone": "1",
+        ]
+        for (key, value) in values { #expect(try m.set("A", key, value)["ok"] == true) }
+        _ = try m["A"].connect().request(#"{"op":"remove","domain":"\#(Self.domain)","key":"gone"}"#)
+        let expected = try m.values("A")
+        #expect(expected["gone"] == nil)
+        #expect(expected["real"] == .real(7.0) && expected["integer"] == .integer(7))
+        try m.waitForValues("B", expected)
+        // And on disk: B's file holds what A's does.
+        for host in ["A", "B"] { _ = try m[host].connect().request(#"{"op":"synchronize"}"#) }
+        let onDisk = try m["B"].storedValues(Self.domain)
+        #expect(onDisk == (try m["A"].storedValues(Self.domain)))
+        #expect(onDisk?["data"] == .data(Data([0, 1, 2, 255])))
+    }
+
+    @Test("a domain that does not roam, and the by-host variant of one that does, never reach etcd")
+    func nonRoamingDomainsStayLocal() throws {
+        let m = try RoamingMachines()
+        try m.waitOnline("A")
+        let client = try m["A"].connect()
+        _ = try client.request(#"{"op":"set","domain":"com.example.local","key":"secret","value":1}"#)
+        _ = try client.request(#"{"op":"set","domain":"\#(Self.domain)","host":"current","key":"screen","value":2}"#)
+        // A roaming change after them, as the barrier: once B has it, A has sent everything.
+        #expect(try m.set("A", "barrier", "3")["ok"] == true)
+        try m.waitForValues("B", ["barrier": 3])
+        #expect(try m.cluster.keys(prefix: "") == [m.prefix + Self.domain + "/barrier"])
+        #expect(try JSONParser.parse(try m["B"].connect().request(#"{"op":"get","domain":"com.example.local"}"#))["value"] == [:])
+    }
+
+    @Test("one member of three killed: roaming goes on, nothing visible changes")
+    func oneMemberKilled() throws {
+        let m = try RoamingMachines()
+        try m.waitOnline("A")
+        try m.waitOnline("B")
+        #expect(try m.set("A", "before", "1")["ok"] == true)
+        try m.waitForValues("B", ["before": 1])
+        for member in 0..<3 {
+            m.cluster.kill(member)
+            let onB = try m.subscriber("B")
+            let sent = Date()
+            #expect(try m.set("A", "member\(member)", "true")["ok"] == true)
+            guard let line = try? onB.readEvent(timeout: 2) else {
+                Issue.record("member \(member) killed: no event on B; A: \(try m.roaming("A")), B: \(try m.roaming("B"))\n\(m["A"].logText)\n\(m["B"].logText)")
+                return
+            }
+            #expect(Date().timeIntervalSince(sent) < 2)
+            let event = try JSONParser.parse(line)
+            #expect(event["changes"] == ["member\(member)": true])
+            try m.cluster.start(member)
+            try m.cluster.waitUntilHealthy()
+        }
+        #expect(try m.roaming("A")["state"] == "online")
+        #expect(try m.roaming("B")["state"] == "online")
+        #expect(m["A"].logOccurrences(of: "lost the etcd cluster") == 0)
+    }
+
+    @Test("all members stopped: both machines keep working, A queues, the cluster returns, both converge")
+    func wholeClusterStopped() throws {
+        let m = try RoamingMachines()
+        try m.waitOnline("A")
+        try m.waitOnline("B")
+        #expect(try m.set("A", "doomed", "1")["ok"] == true)
+        try m.waitForValues("B", ["doomed": 1])
+
+        m.cluster.killAll()
+        try m.waitFor("A") { $0["state"] == "offline" }
+        #expect(try m.set("A", "written", #""offline""#)["ok"] == true)
+        _ = try m["A"].connect().request(#"{"op":"remove","domain":"\#(Self.domain)","key":"doomed"}"#)
+        #expect(try m.set("B", "fromB", "2")["ok"] == true)
+        #expect(try m.values("A") == ["written": "offline"])
+        try m.waitFor("A") { $0["queue"] == .integer(2) }
+        // Retries go on; the loss is logged once.
+        Thread.sleep(forTimeInterval: 1)
+        #expect(m["A"].logOccurrences(of: "lost the etcd cluster") == 1)
+
+        try m.cluster.startAll()
+        let expected: JSON = ["written": "offline", "fromB": 2]
+        try m.waitForValues("B", expected)
+        try m.waitForValues("A", expected)
+        try m.waitFor("A") { $0["queue"] == .integer(0) && $0["state"] == "online" }
+        #expect(m["A"].logOccurrences(of: "reached the etcd cluster again") == 1)
+    }
+
+    @Test("A restarted while the cluster is down keeps its queue, and sends it when the cluster returns")
+    func queueSurvivesRestart() throws {
+        let m = try RoamingMachines()
+        try m.waitOnline("A")
+        m.cluster.killAll()
+        try m.waitFor("A") { $0["state"] == "offline" }
+        #expect(try m.set("A", "kept", #""across a restart""#)["ok"] == true)
+        try m.waitFor("A") { $0["queue"] == .integer(1) }
+        try m["A"].restart()
+        #expect(try m.roaming("A")["queue"] == .integer(1))
+        try m.cluster.startAll()
+        try m.waitForValues("B", ["kept": "across a restart"])
+        try m.waitFor("A") { $0["queue"] == .integer(0) }
+    }
+
+    @Test("A and B write the same key while cut off: both end with the same value")
+    func partitionedWritesConverge() throws {
+        let m = try RoamingMachines()
+        try m.waitOnline("A")
+        try m.waitOnline("B")
+        #expect(try m.set("A", "shared", #""before""#)["ok"] == true)
+        try m.waitForValues("B", ["shared": "before"])
+        m.cluster.killAll()
+        try m.waitFor("A") { $0["state"] == "offline" }
+        try m.waitFor("B") { $0["state"] == "offline" }
+        #expect(try m.set("A", "shared", #""from A""#)["ok"] == true)
+        #expect(try m.set("B", "shared", #""from B""#)["ok"] == true)
+        try m.cluster.startAll()
+        try m.waitFor("A") { $0["queue"] == .integer(0) && $0["state"] == "online" }
+        try m.waitFor("B") { $0["queue"] == .integer(0) && $0["state"] == "online" }
+        let winner = try m.values("A")
+        #expect(winner == ["shared": "from A"] || winner == ["shared": "from B"])
+        try m.waitForValues("B", winner)
+        try m.waitForValues("A", winner)
+    }
+
+    @Test("compaction while B is stopped: B reads everything again, misses nothing, applies it once")
+    func compactionWhileStopped() throws {
+        let m = try RoamingMachines()
+        try m.waitOnline("A")
+        try m.waitOnline("B")
+        #expect(try m.set("A", "early", "1")["ok"] == true)
+        #expect(try m.set("A", "removed", "1")["ok"] == true)
+        try m.waitForValues("B", ["early": 1, "removed": 1])
+        let generation = try JSONParser.parse(try m["B"].connect().request(#"{"op":"get","domain":"\#(Self.domain)"}"#))["generation"]
+        try #require(m["B"].terminate() == 0)
+
+        #expect(try m.set("A", "late", #""while B slept""#)["ok"] == true)
+        _ = try m["A"].connect().request(#"{"op":"remove","domain":"\#(Self.domain)","key":"removed"}"#)
+        #expect(try m.set("A", "early", "2")["ok"] == true)
+        try m.waitFor("A") { $0["queue"] == .integer(0) }
+        let status = try JSONParser.parse(try m.cluster.control(["get", "anything", "-w", "json"]).output)
+        guard case .integer(let revision)? = status["header"]?["revision"] else { Issue.record("no revision: \(status)"); return }
+        #expect(try m.cluster.control(["compact", String(revision)]).status == 0)
+
+        try m["B"].restart()
+        try m.waitForValues("B", ["early": 2, "late": "while B slept"])
+        #expect(m["B"].waitForLog("compacted"))
+        // The whole difference is one changeset: one generation more.
+        guard case .integer(let before)? = generation else { Issue.record("no generation"); return }
+        let after = try JSONParser.parse(try m["B"].connect().request(#"{"op":"get","domain":"\#(Self.domain)"}"#))["generation"]
+        #expect(after == .integer(before + 1))
+    }
+
+    @Test("a burst of 10,000 sets on A is a few transactions, and B ends equal")
+    func burstIsCoalesced() throws {
+        let m = try RoamingMachines()
+        try m.waitOnline("A")
+        try m.waitOnline("B")
+        let before = try m.roaming("A")["transactions"]
+        let client = try m["A"].connect()
+        var lines: [UInt8] = []
+        for index in 0..<10_000 {
+            lines += Array(#"{"op":"set","domain":"\#(Self.domain)","key":"slider\#(index % 50)","value":\#(index)}"#.utf8) + [10]
+        }
+        try client.send(bytes: lines)
+        for _ in 0..<10_000 { _ = try client.readResponse() }
+        try m.waitFor("A") { $0["queue"] == .integer(0) }
+        var expected: [String: JSON] = [:]
+        for key in 0..<50 { expected["slider\(key)"] = .integer(Int64(9_950 + key)) }
+        try m.waitForValues("B", .object(expected))
+        guard case .integer(let first)? = before, case .integer(let last)? = try m.roaming("A")["transactions"] else {
+            Issue.record("no transaction count"); return
+        }
+        #expect(last - first <= 20)
+        #expect(last - first >= 1)
+    }
+
+    @Test("SIGHUP with a new roaming.domains: the domain starts roaming, taking etcd's keys and sending its own")
+    func reloadAddsADomain() throws {
+        let later = "com.example.later"
+        let m = try RoamingMachines(hosts: ["A"])
+        try m.waitOnline("A")
+        // A second machine sharing A's prefix that already roams `later`.
+        try m.writeConfiguration(host: "B", domains: [Self.domain, later])
+        let machineB = try DaemonProcess(arguments: ["--config", m.configurationPath("B")])
+        let clientB = try machineB.connect()
+        _ = try clientB.request(#"{"op":"set","domain":"\#(later)","key":"fromB","value":1}"#)
+        _ = try m.set("A", "localOnly", "2", domain: later)
+        #expect(try m.values("A", domain: later) == ["localOnly": 2])
+
+        try m.writeConfiguration(host: "A", domains: [Self.domain, later])
+        m["A"].send(SIGHUP)
+        try m.waitForValues("A", ["fromB": 1, "localOnly": 2], domain: later)
+        #expect(try m.roaming("A")["domains"] == [.string(later), .string(Self.domain)])
+        let deadline = Date().addingTimeInterval(10)
+        var onB = JSON.null
+        while Date() < deadline {
+            onB = try JSONParser.parse(try clientB.request(#"{"op":"get","domain":"\#(later)"}"#))["value"] ?? .null
+            if onB == ["fromB": 1, "localOnly": 2] { break }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        #expect(onB == ["fromB": 1, "localOnly": 2])
+    }
+}
