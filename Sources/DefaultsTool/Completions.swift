@@ -44,7 +44,7 @@ struct DefaultsCompletionModel: ParsableCommand {
         commandName: "defaults",
         abstract: "Command line interface to a user's defaults (through defaultsd).",
         subcommands: [Read.self, ReadType.self, Write.self, Rename.self, Delete.self, Import.self, Export.self,
-                      Domains.self, Find.self, Watch.self, Sync.self, Settings.self, Help.self])
+                      Domains.self, Find.self, Watch.self, Sync.self, Settings.self, Roaming.self, Help.self])
 
     struct Read: ParsableCommand {
         @Flag var json = false
@@ -90,6 +90,9 @@ struct DefaultsCompletionModel: ParsableCommand {
         @Argument(completion: .custom(completeDomains)) var domains: [String] = []
     }
     struct Sync: ParsableCommand {}
+    struct Roaming: ParsableCommand {
+        @Flag var json = false
+    }
     struct Settings: ParsableCommand {
         @Flag var json = false
         @Flag var choices = false

@@ -56,6 +56,8 @@ public enum Usage {
                                                (managed, current host, user, bundle default)
           watch [<domain> ...]                 prints every change as it happens (Ctrl-C to stop)
           sync                                 waits until every change is on disk
+          roaming                              shows which domains follow you to your other
+                                               machines, and whether the etcd cluster answers
           settings                             lists the installed Settings bundles
           settings <domain> [<pane>]           shows a pane of the domain's Settings bundle,
                                                each row's key beside its title
@@ -66,7 +68,7 @@ public enum Usage {
                                                read as the row stores it (on/off for a switch,
                                                a choice's title or value, a slider's number)
 
-          --json                               (read, domains, find, watch, settings) prints JSON instead
+          --json                               (read, domains, find, watch, settings, roaming) prints JSON instead
           --socket <path>                      talks to the defaultsd listening on <path>
                                                (also $DEFAULTSD_SOCKET)
           --generate-completion-script <shell> prints a bash, zsh or fish completion script

@@ -27,6 +27,7 @@ struct Command {
         case "watch": try watch(arguments)
         case "sync": try sync(arguments)
         case "settings": try settings(arguments)
+        case "roaming": try roaming(arguments)
         default: throw ToolError.usage
         }
     }

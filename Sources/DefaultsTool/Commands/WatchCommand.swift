@@ -51,6 +51,7 @@ extension Command {
         let domain = (try? DomainName(name, host: host))?.description ?? name
         var origin: [String] = []
         if case .string(let source)? = event["origin"]?["source"] { origin.append(source) }
+        if case .string(let machine)? = event["origin"]?["host"] { origin.append("from \(machine)") }
         if case .integer(let pid)? = event["origin"]?["pid"] { origin.append("pid \(pid)") }
         if case .integer(let uid)? = event["origin"]?["uid"] { origin.append("uid \(uid)") }
         if case .string(let client)? = event["origin"]?["client"] { origin.append(client) }

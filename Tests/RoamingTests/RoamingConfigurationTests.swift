@@ -1,0 +1,103 @@
+import DaemonTestSupport
+import DefaultsCore
+import Foundation
+import Testing
+
+/// The `roaming` section of the configuration and `defaults roaming`, with the real binaries.
+@Suite("Roaming: configuration and defaults roaming")
+struct RoamingConfigurationTests {
+    static let defaults = URL(fileURLWithPath: DaemonProcess.binary).deletingLastPathComponent().appendingPathComponent("defaults").path
+
+    private func configuration(_ text: String, mode: Int) throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("defaultsd-roaming-\(UUID().uuidString.prefix(8)).json").path
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: path)
+        return path
+    }
+
+    private func daemon(_ arguments: [String]) throws -> FinishedRun {
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("defaultsd-home-\(UUID().uuidString.prefix(8))").path
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        return try FinishedRun.run(DaemonProcess.binary, arguments, environment: TestEnvironment.isolated(home: home))
+    }
+
+    @Test("credentials in a file others can read: exit 78, the password never printed")
+    func readableCredentialsAreRefused() throws {
+        let text = #"{ roaming: { endpoints: ["http://127.0.0.1:1"], domains: ["com.example.a"], user: "ada", password: "s3cret-pw" } }"#
+        let open = try configuration(text, mode: 0o644)
+        defer { try? FileManager.default.removeItem(atPath: open) }
+        let refused = try daemon(["--config", open, "--print-config"])
+        #expect(refused.status == 78)
+        #expect(refused.output.contains("holds credentials but others can read it (mode 644); chmod 600 it"))
+        #expect(!refused.output.contains("s3cret-pw"))
+
+        let closed = try configuration(text, mode: 0o600)
+        defer { try? FileManager.default.removeItem(atPath: closed) }
+        let printed = try daemon(["--config", closed, "--print-config"])
+        #expect(printed.status == 0)
+        #expect(printed.output.contains(#"roaming.password"#) && printed.output.contains("(set; not shown)"))
+        #expect(printed.output.contains(#"roaming.domains"#) && printed.output.contains(#"["com.example.a"]"#))
+        #expect(!printed.output.contains("s3cret-pw"))
+    }
+
+    @Test("a roaming section that cannot work is refused with the key named: exit 78")
+    func unusableSections() throws {
+        let cases = [
+            #"{ roaming: { domains: ["com.example.a"] } }"#: #"key "roaming.endpoints": roaming needs at least one etcd endpoint"#,
+            #"{ roaming: { endpoints: ["127.0.0.1:2379"] } }"#: #"key "roaming.endpoints": expected an array of http:// or https:// URLs"#,
+            #"{ roaming: { endpoints: ["http://e:2379"], colour: "red" } }"#: #"key "roaming.colour": unknown key"#,
+            #"{ roaming: { endpoints: ["http://e:2379"], prefix: "no-slashes" } }"#: #"key "roaming.prefix": expected a string starting and ending with /"#,
+            #"{ roaming: { endpoints: ["http://e:2379"], user: "ada" } }"#: "roaming.user and roaming.password go together",
+            #"{ roaming: { endpoints: ["http://e:2379"], trustedCAFile: "/nonexistent/ca.pem" } }"#: "/nonexistent/ca.pem cannot be read",
+        ]
+        for (text, message) in cases {
+            let path = try configuration(text, mode: 0o600)
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let run = try daemon(["--config", path, "--print-config"])
+            #expect(run.status == 78, "\(text)")
+            #expect(run.output.contains(message), "\(text): \(run.output)")
+        }
+    }
+
+    @Test("without a roaming section nothing roams: stats says off, and so does defaults roaming")
+    func offByDefault() throws {
+        let daemon = try DaemonProcess()
+        let client = try daemon.connect()
+        #expect(try JSONParser.parse(try client.request(#"{"op":"stats"}"#))["roaming"] == ["state": "off"])
+        let run = try FinishedRun.run(Self.defaults, ["roaming"], environment: daemon.clientEnvironment)
+        #expect(run.status == 0)
+        #expect(run.output == "Roaming is off: the daemon's configuration has no roaming section.\n")
+        #expect(!daemon.storageListing().contains(".defaultsd-roaming.plist"))
+    }
+
+    @Test("defaults roaming: online with the domains, then offline with the queue, in text and JSON")
+    func defaultsRoamingVerb() throws {
+        let machines = try RoamingMachines(hosts: ["A"])
+        try machines.waitOnline("A")
+        let environment = machines["A"].clientEnvironment
+        guard case .integer(let revision)? = try machines.roaming("A")["revision"] else { Issue.record("no revision"); return }
+        let online = try FinishedRun.run(Self.defaults, ["roaming"], environment: environment)
+        #expect(online.status == 0)
+        #expect(online.output == """
+            Roaming through etcd: online
+            Host name: A
+            Endpoints: \(machines.cluster.endpoints.joined(separator: ", "))
+            Last revision applied: \(revision)
+            Changes waiting to be sent: 0
+            Domains that roam:
+                \(RoamingMachines.domain)
+
+            """)
+
+        machines.cluster.killAll()
+        try machines.waitFor("A") { $0["state"] == "offline" }
+        _ = try machines.set("A", "queued", "1")
+        try machines.waitFor("A") { $0["queue"] == .integer(1) }
+        let offline = try FinishedRun.run(Self.defaults, ["roaming"], environment: environment)
+        #expect(offline.output.contains("Roaming through etcd: offline (no etcd endpoint answers; changes are queued)\n"))
+        #expect(offline.output.contains("Changes waiting to be sent: 1\n"))
+        let json = try FinishedRun.run(Self.defaults, ["--json", "roaming"], environment: environment)
+        let parsed = try JSONParser.parse(json.output.trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(parsed["state"] == "offline" && parsed["queue"] == .integer(1) && parsed["host"] == "A")
+    }
+}
