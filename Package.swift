@@ -171,7 +171,7 @@ let package = Package(
         .testTarget(
             name: "DefaultsServerTests",
             dependencies: [
-                "DefaultsServer", "DefaultsCore", "DaemonTestSupport",
+                "DefaultsServer", "DefaultsCore", "DaemonTestSupport", "EtcdGateway",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
