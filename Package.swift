@@ -104,6 +104,8 @@ let package = Package(
             name: "DefaultsBench",
             dependencies: [
                 "LineSocket", "DefaultsCore", "WebDriver",
+                // RoamingLatency: a real etcd cluster on loopback, as the tests start it.
+                "DaemonTestSupport",
                 // TransportFloor: a SwiftNIO line server that does no work, with defaultsd's channel options.
                 "DefaultsServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -44,6 +44,9 @@ struct DefaultsBench: ParsableCommand {
     @Option(help: .hidden)
     var serveFloor: String?
 
+    @Flag(help: "Measure only roaming between two daemons through a 3-member etcd cluster.")
+    var roamingOnly = false
+
     var perRound: Int { max(iterations / rounds, 100) }
     var eventsPerRound: Int { max(events / rounds, 40) }
 
@@ -57,6 +60,10 @@ struct DefaultsBench: ParsableCommand {
 
         var report = Report()
         report.line("defaultsd-bench: \(iterations) requests, \(events) events per measurement; \(ProcessInfo.processInfo.activeProcessorCount) cores")
+        if roamingOnly {
+            try reportRoaming(binary: binary, directory: directory, into: &report)
+            return print(report.text)
+        }
 
         // The daemon at its built-in settings, whatever configuration file or Settings bundles the
         // user running the benchmark has.
@@ -151,7 +158,17 @@ struct DefaultsBench: ParsableCommand {
         } else {
             report.line("- Settings app not measured: it needs chromium, chromium-driver and defaultsd-settings (make bench builds it)")
         }
+        try reportRoaming(binary: binary, directory: directory, into: &report)
         print(report.text)
+    }
+
+    func reportRoaming(binary: String, directory: String, into report: inout Report) throws {
+        guard let roaming = try RoamingLatency.measure(binary: binary, directory: directory) else {
+            return report.line("- roaming not measured: it needs etcd-server and etcd-client")
+        }
+        report.line("- roaming, A's `set` → `didChange` at B's subscriber through a 3-member etcd cluster on loopback, \(roaming.latencies.count) changes: "
+            + "p50 **\(Report.milli(Report.percentile(roaming.latencies, 0.5)))**, p99 \(Report.milli(Report.percentile(roaming.latencies, 0.99))) (target p50 ≤ 10 ms)")
+        report.line("- roaming, etcd transactions for a \(roaming.burst)-set burst on A (50 keys): **\(roaming.burstTransactions)** (target ≤ 20)")
     }
 
     // MARK: - defaultsd

@@ -242,7 +242,8 @@ import Testing
         #expect(lines.contains(#"storageDirectory               = "/home/picard/.config/defaultsd"  # default ($XDG_CONFIG_HOME)"#))
         #expect(lines.contains(#"fileFormat                     = "binary"  # \#(config)"#))
         #expect(lines.contains("coalesceMilliseconds           = 7  # --coalesce-ms"))
-        #expect(lines.count == 15)  // the header and the 14 keys
+        #expect(lines.contains(#"roaming.endpoints              = []  # default"#))
+        #expect(lines.count == 24)  // the header, the 14 keys and the 9 of the roaming section
     }
 
     @Test func journaldLinesCarryTheirPriority() throws {

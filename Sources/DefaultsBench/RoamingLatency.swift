@@ -1,0 +1,73 @@
+import DaemonTestSupport
+import DefaultsCore
+import Foundation
+import LineSocket
+
+/// Roaming across two machines: two daemons (A and B, each with its own storage) on one 3-member
+/// etcd cluster on loopback, as the roaming tests run them. Measures a `set` on A → the
+/// `didChange` at B's subscriber, and how many etcd transactions a burst of sets on A becomes.
+enum RoamingLatency {
+    static let domain = "com.bench.roaming"
+
+    struct Results {
+        var latencies: [Double]
+        var burst: Int
+        var burstTransactions: Int64
+    }
+
+    /// Nil when etcd is not installed.
+    static func measure(binary: String, directory: String, changes: Int = 300, burst: Int = 10_000) throws -> Results? {
+        guard EtcdCluster.isInstalled else { return nil }
+        let cluster = try EtcdCluster(size: 3)
+        var machines: [String: Server] = [:]
+        defer { for server in machines.values { server.stop() } }
+        for host in ["A", "B"] {
+            let configuration = "\(directory)/roaming-\(host).json"
+            let endpoints = cluster.endpoints.map { "\"\($0)\"" }.joined(separator: ", ")
+            try """
+                { settingsBundleDirectories: [], roaming: { endpoints: [\(endpoints)], domains: ["\(domain)"], prefix: "/bench/", hostName: "\(host)" } }
+                """.write(toFile: configuration, atomically: true, encoding: .utf8)
+            machines[host] = try Server.start(
+                binary,
+                ["--config", configuration, "--socket", "\(directory)/roaming-\(host).sock", "--storage-dir", "\(directory)/roaming-\(host)"],
+                readyWhen: "roaming through etcd")
+        }
+        let a = try LineSocket(path: "\(directory)/roaming-A.sock")
+        let b = try LineSocket(path: "\(directory)/roaming-B.sock")
+        _ = try b.request(#"{"op":"subscribe","domains":["\#(domain)"]}"#)
+
+        var latencies: [Double] = []
+        for change in 0..<(changes + 20) {
+            let started = LineSocket.now()
+            _ = try a.request(#"{"op":"set","domain":"\#(domain)","key":"k","value":\#(change)}"#)
+            while true {
+                let event = try JSONParser.parse(try b.readEvent(timeout: 5))
+                if event["changes"]?["k"] == .integer(Int64(change)) { break }
+            }
+            if change >= 20 { latencies.append(LineSocket.now() - started) }  // the first ones warm the connections
+        }
+
+        let before = try transactions(a)
+        var lines: [UInt8] = []
+        for index in 0..<burst {
+            lines += Array(#"{"op":"set","domain":"\#(domain)","key":"slider\#(index % 50)","value":\#(index)}"#.utf8) + [10]
+        }
+        try a.send(bytes: lines)
+        for _ in 0..<burst { _ = try a.readResponse() }
+        // B has the burst's last value once every transaction of it is through.
+        let last = #"{"op":"get","domain":"\#(domain)","key":"slider\#((burst - 1) % 50)"}"#
+        let deadline = Date().addingTimeInterval(30)
+        while try JSONParser.parse(try b.request(last))["value"] != .integer(Int64(burst - 1)) {
+            guard Date() < deadline else { throw LineSocket.Failure(description: "B never received the burst") }
+            _ = try? b.readEvent(timeout: 0.5)
+        }
+        return Results(latencies: latencies, burst: burst, burstTransactions: try transactions(a) - before)
+    }
+
+    private static func transactions(_ client: LineSocket) throws -> Int64 {
+        guard case .integer(let count)? = try JSONParser.parse(try client.request(#"{"op":"stats"}"#))["roaming"]?["transactions"] else {
+            throw LineSocket.Failure(description: "stats has no roaming transactions")
+        }
+        return count
+    }
+}
