@@ -50,16 +50,17 @@ public final class EtcdClient: Sendable {
 
     private let configuration: Configuration
     private let http: HTTPClient
-    private let logger: Logger
+    /// async-http-client's own logging is off: at debug level it describes requests, and one of
+    /// them carries the password. The client's callers log what matters (loss and return).
+    private let logger = Logger(label: "etcd", factory: { _ in SwiftLogNoOpLogHandler() })
     /// The member that answered last; requests start there.
     private let preferred = NIOLockedValueBox(0)
     /// The token `authenticate` gave, while it is valid.
     private let token = NIOLockedValueBox<String?>(nil)
 
-    public init(configuration: Configuration, eventLoopGroup: EventLoopGroup, logger: Logger = Logger(label: "etcd")) throws {
+    public init(configuration: Configuration, eventLoopGroup: EventLoopGroup) throws {
         precondition(!configuration.endpoints.isEmpty, "an etcd client needs at least one endpoint")
         self.configuration = configuration
-        self.logger = logger
         var http = HTTPClient.Configuration()
         http.timeout = .init(connect: configuration.connectTimeout, read: nil)
         http.decompression = .disabled
@@ -73,7 +74,7 @@ public final class EtcdClient: Sendable {
             if let key = configuration.privateKeyFile { tls.privateKey = .privateKey(try NIOSSLPrivateKey(file: key, format: .pem)) }
             http.tlsConfiguration = tls
         }
-        self.http = HTTPClient(eventLoopGroupProvider: .shared(eventLoopGroup), configuration: http)
+        self.http = HTTPClient(eventLoopGroupProvider: .shared(eventLoopGroup), configuration: http, backgroundActivityLogger: logger)
     }
 
     public func shutdown() async throws { try await http.shutdown() }

@@ -18,22 +18,29 @@ final class RoamingMachines: @unchecked Sendable {
         prefix = "/defaultsd/test-\(UUID().uuidString.prefix(8))/"
         configurations = FileManager.default.temporaryDirectory.appendingPathComponent("defaultsd-roaming-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: configurations, withIntermediateDirectories: true)
-        for host in hosts {
-            try writeConfiguration(host: host, domains: domains)
-            machines[host] = try DaemonProcess(arguments: ["--config", configurationPath(host)])
-        }
+        for host in hosts { try start(host, domains: domains) }
     }
 
     subscript(host: String) -> DaemonProcess { machines[host]! }
 
     func configurationPath(_ host: String) -> String { "\(configurations)/\(host).json" }
 
+    /// etcd credentials written into every configuration from now on (the file is then mode 0600).
+    var credentials: (user: String, password: String)?
+
     func writeConfiguration(host: String, domains: [String]) throws {
         let list = domains.map { "\"\($0)\"" }.joined(separator: ", ")
         let endpoints = cluster.endpoints.map { "\"\($0)\"" }.joined(separator: ", ")
+        let login = credentials.map { #", user: "\#($0.user)", password: "\#($0.password)""# } ?? ""
         try """
-            { roaming: { endpoints: [\(endpoints)], domains: [\(list)], prefix: "\(prefix)", hostName: "\(host)" } }
+            { roaming: { endpoints: [\(endpoints)], domains: [\(list)], prefix: "\(prefix)", hostName: "\(host)"\(login) } }
             """.write(toFile: configurationPath(host), atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: configurationPath(host))
+    }
+
+    func start(_ host: String, domains: [String] = [RoamingMachines.domain]) throws {
+        try writeConfiguration(host: host, domains: domains)
+        machines[host] = try DaemonProcess(arguments: ["--config", configurationPath(host)])
     }
 
     /// The `roaming` member of `stats` on `host`.

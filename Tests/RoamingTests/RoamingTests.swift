@@ -216,6 +216,40 @@ struct RoamingTests {
         #expect(last - first >= 1)
     }
 
+    @Test("a cluster with authentication on: the user and password from the configuration work; a wrong password is refused and logged once, never printed")
+    func authentication() throws {
+        let m = try RoamingMachines(hosts: [])
+        let control = { (arguments: [String]) throws in
+            let result = try m.cluster.control(arguments)
+            if result.status != 0 { throw EtcdClusterFailure("etcdctl \(arguments): \(result.output)") }
+        }
+        try control(["user", "add", "root:root-pw"])
+        try control(["user", "add", "ada:ada-pw"])
+        try control(["role", "add", "ada-defaults"])
+        try control(["role", "grant-permission", "ada-defaults", "--prefix=true", "readwrite", m.prefix])
+        try control(["user", "grant-role", "ada", "ada-defaults"])
+        try control(["auth", "enable"])
+
+        m.credentials = ("ada", "ada-pw")
+        try m.start("A")
+        try m.start("B")
+        try m.waitOnline("A")
+        try m.waitOnline("B")
+        let onB = try m.subscriber("B")
+        #expect(try m.set("A", "signedIn", "true")["ok"] == true)
+        let event = try JSONParser.parse(try onB.readEvent(timeout: 2))
+        #expect(event["changes"] == ["signedIn": true] && event["origin"]?["host"] == "A")
+
+        m.credentials = ("ada", "wrong-pw")
+        try m.start("C")
+        try m.waitFor("C") { $0["state"] == "offline" }
+        #expect(m["C"].waitForLog("authentication failed"))
+        #expect(m["C"].logOccurrences(of: "lost the etcd cluster") == 1)
+        for host in ["A", "B", "C"] {
+            #expect(!m[host].logText.contains("ada-pw") && !m[host].logText.contains("wrong-pw"))
+        }
+    }
+
     @Test("SIGHUP with a new roaming.domains: the domain starts roaming, taking etcd's keys and sending its own")
     func reloadAddsADomain() throws {
         let later = "com.example.later"

@@ -35,7 +35,7 @@ actor RoamingLink {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         self.group = group
         self.loop = group.next()
-        self.etcd = try EtcdClient(configuration: configuration.etcd, eventLoopGroup: group, logger: logger)
+        self.etcd = try EtcdClient(configuration: configuration.etcd, eventLoopGroup: group)
         self.stateLoop = server.eventLoop
         self.server = server
         self.prefix = configuration.prefix
