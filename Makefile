@@ -18,8 +18,9 @@ SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 #  util-linux: setpriv, for the "another user" test; taskset, for the benchmark's CPU placements.
 BUILD_PACKAGES :=
 #  chromium, chromium-driver: the Settings app's tests drive a real headless browser over WebDriver.
-#  etcd-server, etcd-client: the roaming tests run a 3-member etcd cluster on loopback (etcdctl inspects it).
-TEST_PACKAGES  := $(BUILD_PACKAGES) systemd socat util-linux chromium chromium-driver etcd-server etcd-client
+#  etcd-server, etcd-client: the roaming tests run a 3-member etcd cluster on loopback (etcdctl inspects it);
+#  openssl makes the certificates of the roaming test over TLS.
+TEST_PACKAGES  := $(BUILD_PACKAGES) systemd socat util-linux chromium chromium-driver etcd-server etcd-client openssl
 #  dconf-service, dconf-cli, libdconf-dev, dbus, pkg-config: dconf, the Linux peer, measured in the same run
 #  (bench/dconf-probe.c is built against libdconf); hyperfine times the command-line tools.
 BENCH_PACKAGES := $(BUILD_PACKAGES) chromium chromium-driver etcd-server etcd-client socat redis-server util-linux dconf-service dconf-cli libdconf-dev dbus pkg-config hyperfine gcc

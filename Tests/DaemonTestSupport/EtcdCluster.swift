@@ -27,8 +27,11 @@ public final class EtcdCluster: @unchecked Sendable {
     public let directory: String
     public private(set) var members: [Member]
     private let initialCluster: String
+    /// When set, clients must speak TLS and show a certificate signed by `ca`.
+    private let tls: (certificate: String, key: String, ca: String)?
 
-    public init(size: Int = 3) throws {
+    public init(size: Int = 3, tls: (certificate: String, key: String, ca: String)? = nil) throws {
+        self.tls = tls
         guard let _ = EtcdCluster.binary else { throw EtcdClusterFailure("etcd is not installed (apt-get install etcd-server)") }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("defaultsd-etcd-\(UUID().uuidString.prefix(8))").path
         self.directory = directory
@@ -45,7 +48,9 @@ public final class EtcdCluster: @unchecked Sendable {
     }
 
     /// The client URLs of every member, running or not.
-    public var endpoints: [String] { members.map { "http://127.0.0.1:\($0.clientPort)" } }
+    public var endpoints: [String] { members.map { "\(scheme)://127.0.0.1:\($0.clientPort)" } }
+
+    private var scheme: String { tls == nil ? "http" : "https" }
 
     /// Stops a member at once (SIGKILL), as a machine that loses power.
     public func kill(_ index: Int) {
@@ -75,15 +80,15 @@ public final class EtcdCluster: @unchecked Sendable {
         process.executableURL = URL(fileURLWithPath: EtcdCluster.binary!)
         process.arguments = [
             "--name", member.name, "--data-dir", member.dataDirectory,
-            "--listen-client-urls", "http://127.0.0.1:\(member.clientPort)",
-            "--advertise-client-urls", "http://127.0.0.1:\(member.clientPort)",
+            "--listen-client-urls", "\(scheme)://127.0.0.1:\(member.clientPort)",
+            "--advertise-client-urls", "\(scheme)://127.0.0.1:\(member.clientPort)",
             "--listen-peer-urls", "http://127.0.0.1:\(member.peerPort)",
             "--initial-advertise-peer-urls", "http://127.0.0.1:\(member.peerPort)",
             "--initial-cluster", initialCluster, "--initial-cluster-token", URL(fileURLWithPath: directory).lastPathComponent,
             "--initial-cluster-state", "new",
             // Elections in a loopback cluster need not wait for a network's delays.
             "--heartbeat-interval", "50", "--election-timeout", "500",
-        ]
+        ] + (tls.map { ["--cert-file", $0.certificate, "--key-file", $0.key, "--trusted-ca-file", $0.ca, "--client-cert-auth"] } ?? [])
         if !FileManager.default.fileExists(atPath: member.log) { _ = FileManager.default.createFile(atPath: member.log, contents: nil) }
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: member.log))
         log.seekToEndOfFile()
@@ -96,7 +101,7 @@ public final class EtcdCluster: @unchecked Sendable {
 
     /// Waits until every running member reports itself healthy (it has a leader).
     public func waitUntilHealthy(timeout: Double = 30) throws {
-        let running = members.filter { $0.process != nil }.map { "http://127.0.0.1:\($0.clientPort)" }
+        let running = members.filter { $0.process != nil }.map { "\(scheme)://127.0.0.1:\($0.clientPort)" }
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             let result = try control(["endpoint", "health", "--endpoints", running.joined(separator: ",")])
@@ -112,7 +117,11 @@ public final class EtcdCluster: @unchecked Sendable {
         process.executableURL = URL(fileURLWithPath: EtcdCluster.control!)
         var arguments = arguments
         if !arguments.contains("--endpoints") {
-            arguments += ["--endpoints", members.filter { $0.process != nil }.map { "http://127.0.0.1:\($0.clientPort)" }.joined(separator: ",")]
+            arguments += ["--endpoints", members.filter { $0.process != nil }.map { "\(scheme)://127.0.0.1:\($0.clientPort)" }.joined(separator: ",")]
+        }
+        if let tls {
+            // The server's certificate serves as the client's: it is made for both uses.
+            arguments += ["--cacert", tls.ca, "--cert", tls.certificate, "--key", tls.key]
         }
         process.arguments = ["--dial-timeout", "1s", "--command-timeout", "3s"] + arguments
         process.environment = ["ETCDCTL_API": "3", "PATH": "/usr/bin:/bin"]

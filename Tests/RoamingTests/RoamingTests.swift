@@ -60,6 +60,25 @@ struct RoamingTests {
         #expect(onDisk?["data"] == .data(Data([0, 1, 2, 255])))
     }
 
+    @Test("a hand edit of a roaming domain's file on A is a didChange on B, with A as its host")
+    func handEditRoams() throws {
+        let m = try RoamingMachines()
+        try m.waitOnline("A")
+        try m.waitOnline("B")
+        #expect(try m.set("A", "edited", "1")["ok"] == true)
+        try m.waitForValues("B", ["edited": 1])
+        _ = try m["A"].connect().request(#"{"op":"synchronize"}"#)
+        let onB = try m.subscriber("B")
+        // An editor's save: a new file renamed over the domain's.
+        let file = m["A"].storagePath + "/" + Self.domain + ".plist"
+        let edited = try PropertyListFile.encode(["edited": .integer(2), "added": .string("by hand")], format: .xml)
+        try edited.write(to: URL(fileURLWithPath: file + ".new"))
+        #expect(rename(file + ".new", file) == 0)
+        let event = try JSONParser.parse(try onB.readEvent(timeout: 2))
+        #expect(event["changes"] == ["edited": 2, "added": "by hand"])
+        #expect(event["origin"] == ["source": "roaming", "host": "A"])
+    }
+
     @Test("a domain that does not roam, and the by-host variant of one that does, never reach etcd")
     func nonRoamingDomainsStayLocal() throws {
         let m = try RoamingMachines()
