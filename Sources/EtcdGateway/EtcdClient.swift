@@ -101,11 +101,6 @@ public final class EtcdClient: Sendable {
         return GatewayJSON.transactionResult(try await post("/v3/kv/txn", body))
     }
 
-    /// Compacts the history up to `revision` (what an administrator's `etcdctl compact` does).
-    public func compact(revision: Int64) async throws(EtcdError) {
-        _ = try await post("/v3/kv/compaction", ["revision": .string(String(revision)), "physical": true])
-    }
-
     /// Watches every key under `prefix` from `revision` on, handing each message of the stream
     /// to `receive` in order. Returns when the stream ends and throws when it breaks; the
     /// caller starts again from the revision after the last one it applied. A compacted start
@@ -162,7 +157,7 @@ public final class EtcdClient: Sendable {
         let endpoints = configuration.endpoints
         let first = preferred.withLockedValue { $0 }
         var lastProblem = "no endpoint"
-        var authenticated = false
+        var askedForNewToken = false
         var attempt = 0
         while attempt < endpoints.count {
             let index = (first + attempt) % endpoints.count
@@ -184,9 +179,9 @@ public final class EtcdClient: Sendable {
                 let refusal = try await Self.refusal(of: response)
                 if case .refused(let code, let message) = refusal {
                     // 16 Unauthenticated: the token expired; ask for a new one, once.
-                    if code == 16 || message.contains("invalid auth token"), !authenticated, configuration.user != nil {
+                    if code == 16 || message.contains("invalid auth token"), !askedForNewToken, configuration.user != nil {
                         token.withLockedValue { $0 = nil }
-                        authenticated = true
+                        askedForNewToken = true
                         continue
                     }
                     // 14 Unavailable, 4 DeadlineExceeded: this member has no leader or no quorum; another may.

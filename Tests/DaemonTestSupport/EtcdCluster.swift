@@ -94,7 +94,7 @@ public final class EtcdCluster: @unchecked Sendable {
         log.seekToEndOfFile()
         process.standardOutput = log
         process.standardError = log
-        process.environment = ["PATH": "/usr/bin:/bin", "ETCD_UNSUPPORTED_ARCH": ProcessInfo.processInfo.environment["ETCD_UNSUPPORTED_ARCH"] ?? ""]
+        process.environment = ["PATH": "/usr/bin:/bin"]
         try process.run()
         members[index].process = process
     }

@@ -64,6 +64,9 @@ final class RoamingMachines: @unchecked Sendable {
 
     func waitOnline(_ host: String) throws { try waitFor(host) { $0["state"] == "online" } }
 
+    /// Waits until every machine is online.
+    func waitAllOnline() throws { for host in machines.keys.sorted() { try waitOnline(host) } }
+
     /// A subscriber of `domain` on `host`, its subscription confirmed.
     func subscriber(_ host: String, domain: String = RoamingMachines.domain) throws -> LineSocket {
         let client = try self[host].connect()

@@ -170,6 +170,20 @@ extension ConfigurationOption {
 
     public static func named(_ key: String) -> ConfigurationOption? { all.first { $0.key == key } }
 
+    /// An optional text of the roaming section (the etcd user, the PEM files' paths), shown as it is.
+    private static func optionalText(
+        _ key: String, _ summary: String, path: Bool, _ field: WritableKeyPath<RoamingConfiguration, String?> & Sendable
+    ) -> ConfigurationOption {
+        ConfigurationOption(
+            key: key, flag: nil, summary: summary, expected: path ? "an absolute path" : "a string", needsRestart: true,
+            apply: { value, configuration in
+                guard case .string(let text) = value, !path || text.hasPrefix("/") else { return false }
+                configuration.roaming[keyPath: field] = text
+                return true
+            },
+            current: { $0.roaming[keyPath: field].map(ConfigurationValue.string) ?? .null })
+    }
+
     /// Whether `key` names a section whose members are options (`roaming` for `roaming.domains`).
     static func isSection(_ key: String) -> Bool { all.contains { $0.key.hasPrefix(key + ".") } }
 
@@ -222,16 +236,9 @@ extension ConfigurationOption {
                 return true
             },
             current: { .string($0.roaming.hostName) }),
-        ConfigurationOption(
-            key: "roaming.user", flag: nil,
-            summary: "etcd user name, when the cluster has authentication on (with roaming.password).",
-            expected: "a string", needsRestart: true,
-            apply: { value, configuration in
-                guard case .string(let user) = value else { return false }
-                configuration.roaming.user = user
-                return true
-            },
-            current: { $0.roaming.user.map(ConfigurationValue.string) ?? .null }),
+        optionalText(
+            "roaming.user", "etcd user name, when the cluster has authentication on (with roaming.password).",
+            path: false, \.user),
         ConfigurationOption(
             key: "roaming.password", flag: nil,
             summary: "etcd password. Only in a configuration file no one else can read (else exit 78); never printed or logged.",
@@ -242,35 +249,14 @@ extension ConfigurationOption {
                 return true
             },
             current: { $0.roaming.password == nil ? .null : .string("(set; not shown)") }),
-        ConfigurationOption(
-            key: "roaming.certificateFile", flag: nil,
-            summary: "PEM client certificate, for a cluster that asks for one (with roaming.privateKeyFile).",
-            expected: "an absolute path", needsRestart: true,
-            apply: { value, configuration in
-                guard case .string(let path) = value, path.hasPrefix("/") else { return false }
-                configuration.roaming.certificateFile = path
-                return true
-            },
-            current: { $0.roaming.certificateFile.map(ConfigurationValue.string) ?? .null }),
-        ConfigurationOption(
-            key: "roaming.privateKeyFile", flag: nil,
-            summary: "PEM key of the client certificate. Only in a configuration file no one else can read.",
-            expected: "an absolute path", needsRestart: true,
-            apply: { value, configuration in
-                guard case .string(let path) = value, path.hasPrefix("/") else { return false }
-                configuration.roaming.privateKeyFile = path
-                return true
-            },
-            current: { $0.roaming.privateKeyFile.map(ConfigurationValue.string) ?? .null }),
-        ConfigurationOption(
-            key: "roaming.trustedCAFile", flag: nil,
-            summary: "PEM CA certificate that signed the members' certificates. Default: the system's trust store.",
-            expected: "an absolute path", needsRestart: true,
-            apply: { value, configuration in
-                guard case .string(let path) = value, path.hasPrefix("/") else { return false }
-                configuration.roaming.trustedCAFile = path
-                return true
-            },
-            current: { $0.roaming.trustedCAFile.map(ConfigurationValue.string) ?? .null }),
+        optionalText(
+            "roaming.certificateFile", "PEM client certificate, for a cluster that asks for one (with roaming.privateKeyFile).",
+            path: true, \.certificateFile),
+        optionalText(
+            "roaming.privateKeyFile", "PEM key of the client certificate. Only in a configuration file no one else can read.",
+            path: true, \.privateKeyFile),
+        optionalText(
+            "roaming.trustedCAFile", "PEM CA certificate that signed the members' certificates. Default: the system's trust store.",
+            path: true, \.trustedCAFile),
     ]
 }

@@ -60,9 +60,6 @@ public struct RoamingConfiguration: Sendable, Hashable {
         return etcd
     }
 
-    /// Whether `domain` roams: it is listed, and it is not a by-host domain.
-    func roams(_ domain: DomainName) -> Bool { !domain.isCurrentHost && domains.contains(domain) }
-
     /// What makes the section unusable as a whole, after every key was read: `file` is where it
     /// came from, checked to be readable by its owner only when it holds a secret.
     func problems(file: String?) -> ConfigurationError? {
@@ -87,9 +84,6 @@ public struct RoamingConfiguration: Sendable, Hashable {
                     file: file, key: "roaming",
                     message: "holds credentials but others can read it (mode \(String(info.st_mode & 0o777, radix: 8))); chmod 600 it")
             }
-        }
-        if holdsCredentials, file == nil {
-            return ConfigurationError(file: nil, key: "roaming", message: "credentials are read from the configuration file only")
         }
         return nil
     }

@@ -242,7 +242,7 @@ struct RequestDispatcher {
             ("state", .string(roaming.connection.rawValue)),
             ("host", .string(roaming.hostName)),
             ("prefix", .string(roaming.keys.prefix)),
-            ("endpoints", .strings(roaming.configuration.endpoints)),
+            ("endpoints", .strings(roaming.endpoints)),
             ("domains", .strings(roaming.domains.map(\.rawValue))),
             ("revision", .integer(roaming.revision)),
             ("queue", .integer(Int64(roaming.queueLength))),

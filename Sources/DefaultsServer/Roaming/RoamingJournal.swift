@@ -16,10 +16,9 @@ struct RoamingJournal: Sendable {
         var queue: [RoamingState.LocalKey]
     }
 
-    let directory: String
     let files: DomainFiles
 
-    var path: String { directory + "/" + RoamingJournal.fileName }
+    var path: String { files.directory + "/" + RoamingJournal.fileName }
 
     /// The journal kept for `prefix`; empty when there is none (first start), it was kept for
     /// another prefix, or it cannot be read (a full read of etcd then rebuilds it).

@@ -18,7 +18,6 @@ actor RoamingLink {
     /// The daemon's shared state, whose store holds the ``RoamingState``; reachable only on its loop.
     private let server: NIOLoopBoundBox<ServerContext>
     private let stateLoop: EventLoop
-    private let prefix: String
     private let keys: RoamingKeys
     private let logger: Logger
     private var tasks: [Task<Void, Never>] = []
@@ -38,7 +37,6 @@ actor RoamingLink {
         self.etcd = try EtcdClient(configuration: configuration.etcd, eventLoopGroup: group)
         self.stateLoop = server.eventLoop
         self.server = server
-        self.prefix = configuration.prefix
         self.keys = RoamingKeys(prefix: configuration.prefix)
         self.logger = logger
         (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
@@ -63,15 +61,19 @@ actor RoamingLink {
         try? await group.shutdownGracefully()
     }
 
-    /// Reads the domains that just started roaming (a reload) and takes in what etcd holds.
-    func startRoaming(_ domains: [DomainName]) async {
+    /// Reads the domains that just started roaming (a reload) and takes in what etcd holds,
+    /// trying again until the cluster answers; returns at once.
+    func startRoaming(_ domains: [DomainName]) {
         guard !domains.isEmpty else { return }
-        do {
-            try await read(domains)
-        } catch {
-            // Offline: the next watch start reads everything.
-            _ = try? await onState { $0.compacted() }
-        }
+        tasks.append(Task {
+            var delay = RoamingLink.firstRetryDelay
+            while !Task.isCancelled {
+                do { return try await self.read(domains) } catch {
+                    try? await Task.sleep(for: delay)
+                    delay = min(delay * 2, RoamingLink.longestRetryDelay)
+                }
+            }
+        })
     }
 
     // MARK: - Watching
@@ -82,7 +84,7 @@ actor RoamingLink {
             do {
                 if try await onState({ $0.needsFullRead }) { try await read(nil) }
                 let from = try await onState { $0.revision } + 1
-                try await etcd.watch(prefix: prefix, from: from) { message in try await self.received(message) }
+                try await etcd.watch(prefix: keys.prefix, from: from) { message in try await self.received(message) }
                 delay = RoamingLink.firstRetryDelay
             } catch let error as EtcdError {
                 // No member answered, or the cluster refused: that is the loss of the cluster.
@@ -105,7 +107,7 @@ actor RoamingLink {
             if let compacted = message.compactRevision {
                 logger.notice("the revision to resume from was compacted; reading every roaming key again", metadata: [
                     "oldestKept": "\(compacted)"])
-                try await onState { $0.compacted() }
+                try await onState { $0.readEverythingBeforeWatching() }
             }
             return
         }
@@ -118,7 +120,7 @@ actor RoamingLink {
     /// Reads the prefix (or the given domains' parts of it) and makes the local domains equal.
     private func read(_ domains: [DomainName]?) async throws {
         guard let domains else {
-            let range = try await etcd.range(prefix: prefix)
+            let range = try await etcd.range(prefix: keys.prefix)
             try await onState { $0.resynchronize(range) }
             return
         }

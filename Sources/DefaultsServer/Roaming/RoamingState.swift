@@ -49,7 +49,8 @@ final class RoamingState {
 
     let eventLoop: EventLoop
     private unowned let store: DefaultsStore
-    private(set) var configuration: RoamingConfiguration
+    let hostName: String
+    let endpoints: [String]
     let keys: RoamingKeys
     private let journal: RoamingJournal
     private let journalWriter: NIOThreadPool
@@ -89,10 +90,11 @@ final class RoamingState {
     ) {
         self.eventLoop = store.eventLoop
         self.store = store
-        self.configuration = configuration
+        self.hostName = configuration.hostName
+        self.endpoints = configuration.endpoints
         self.keys = RoamingKeys(prefix: configuration.prefix)
         self.roamingDomains = Set(configuration.domains.filter { !$0.isCurrentHost })
-        self.journal = RoamingJournal(directory: files.directory, files: files)
+        self.journal = RoamingJournal(files: files)
         self.journalWriter = journalWriter
         self.logger = logger
         let kept = journal.load(prefix: configuration.prefix)
@@ -105,7 +107,6 @@ final class RoamingState {
         needsFullRead = kept.revision == 0
     }
 
-    var hostName: String { configuration.hostName }
     var queueLength: Int { queue.count }
     var domains: [DomainName] { roamingDomains.sorted() }
 
@@ -118,7 +119,6 @@ final class RoamingState {
         let updated = Set(domains.filter { !$0.isCurrentHost })
         let added = updated.subtracting(roamingDomains)
         roamingDomains = updated
-        configuration.domains = domains
         queue = queue.filter { updated.contains($0.key.domain) }
         return added.sorted()
     }
@@ -129,9 +129,17 @@ final class RoamingState {
     /// roaming itself). Called by the store as it applies them.
     func recordLocal(_ changes: Changeset) {
         eventLoop.preconditionInEventLoop()
-        changes.forEachChange { key, _ in
+        var keys: [String] = []
+        changes.forEachChange { key, _ in keys.append(key) }
+        enqueue(keys, of: changes.domain)
+    }
+
+    /// Queues keys of a domain to be sent (their values are read when the transaction is built),
+    /// and wakes the sender if it waits.
+    private func enqueue(_ keys: [String], of domain: DomainName) {
+        for key in keys {
             sequence += 1
-            queue[LocalKey(domain: changes.domain, key: key)] = sequence
+            queue[LocalKey(domain: domain, key: key)] = sequence
         }
         markJournal()
         if senderIdle {
@@ -256,11 +264,8 @@ final class RoamingState {
                 if values[key] != found.entry.value { remote.add(local, found.entry, revision: found.revision) }
             }
             apply(remote)
-            var uploads = Changeset(domain: domain)
-            for key in values.keys where remoteKeys[key] == nil && queue[LocalKey(domain: domain, key: key)] == nil {
-                uploads.remove(key)  // only the keys matter: the value is read when sent
-            }
-            if !uploads.isEmpty { recordLocal(uploads) }
+            let onlyHere = values.keys.filter { remoteKeys[$0] == nil && queue[LocalKey(domain: domain, key: $0)] == nil }
+            if !onlyHere.isEmpty { enqueue(onlyHere, of: domain) }
         }
         if domains == nil {
             revision = max(revision, range.revision)
@@ -269,8 +274,9 @@ final class RoamingState {
         markJournal()
     }
 
-    /// The watch's start revision was compacted away: the next start reads everything first.
-    func compacted() {
+    /// The next watch start reads everything first: the revision to resume from was compacted
+    /// away.
+    func readEverythingBeforeWatching() {
         eventLoop.preconditionInEventLoop()
         needsFullRead = true
     }
