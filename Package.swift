@@ -168,8 +168,10 @@ let package = Package(
         // Starts the real defaultsd on a temporary socket and directory, for the tests that need it,
         // and finds the shared test data.
         .target(name: "DaemonTestSupport", dependencies: ["DefaultsCore", "LineSocket"], path: "Tests/DaemonTestSupport"),
+        // The third-party corpus beside the checkout (../shared), and the trait that skips a test without it.
+        .target(name: "SharedCorpus", dependencies: ["DaemonTestSupport"], path: "Tests/SharedCorpus"),
 
-        .testTarget(name: "DefaultsCoreTests", dependencies: ["DefaultsCore", "DaemonTestSupport"]),
+        .testTarget(name: "DefaultsCoreTests", dependencies: ["DefaultsCore", "DaemonTestSupport", "SharedCorpus"]),
         .testTarget(
             name: "DefaultsServerTests",
             dependencies: [
@@ -193,12 +195,12 @@ let package = Package(
         .testTarget(name: "DefaultsToolTests", dependencies: ["DefaultsTool", "DefaultsCore"]),
         .testTarget(
             name: "SettingsBundleTests",
-            dependencies: ["SettingsBundles", "DefaultsCore", "DaemonTestSupport"],
+            dependencies: ["SettingsBundles", "DefaultsCore", "DaemonTestSupport", "SharedCorpus"],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(
             name: "DaemonIntegrationTests",
-            dependencies: ["DefaultsCore", "LineSocket", "DaemonTestSupport", "defaultsd", "defaults"]
+            dependencies: ["DefaultsCore", "LineSocket", "DaemonTestSupport", "SharedCorpus", "defaultsd", "defaults"]
         ),
         // Two real daemons on a real 3-member etcd cluster on loopback.
         .testTarget(

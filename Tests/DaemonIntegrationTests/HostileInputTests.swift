@@ -2,12 +2,13 @@ import DefaultsCore
 import DaemonTestSupport
 import Foundation
 import LineSocket
+import SharedCorpus
 import Testing
 
 /// Every case of the JSON conformance suite, and random bytes, sent to the real daemon as request
 /// lines: each gets answers, the connection stays usable and the daemon stays up.
 @Suite struct HostileInputTests {
-    static let suite = SharedData.jsonTestSuite
+    static let suite = SharedCorpus.jsonTestSuite
 
     /// Sends `payload` and then a ping with `marker`; returns the answers before the ping's.
     func answers(to payload: [UInt8], marker: Int, on client: LineSocket) throws -> [String] {
@@ -20,7 +21,7 @@ import Testing
         }
     }
 
-    @Test func theConformanceSuiteAsRequests() throws {
+    @Test(.needsSharedCorpus) func theConformanceSuiteAsRequests() throws {
         let daemon = try DaemonProcess()
         let client = try daemon.connect()
         let names = try FileManager.default.contentsOfDirectory(atPath: Self.suite.path).filter { $0.hasSuffix(".json") }.sorted()

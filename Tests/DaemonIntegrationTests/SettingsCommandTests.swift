@@ -2,6 +2,7 @@ import DefaultsCore
 import DaemonTestSupport
 import Foundation
 import LineSocket
+import SharedCorpus
 import Testing
 
 /// `defaults settings` as a person uses it: the installed bundles listed, a pane with its keys and
@@ -11,7 +12,8 @@ import Testing
     static let meshtastic = "com.meshtastic.app"
     static let bridge = "com.example.BridgeControl"
 
-    /// A daemon with the Bridge Control fixture and Meshtastic's bundle from the corpus (linked, read in place).
+    /// A daemon with the Bridge Control fixture and, where the shared corpus is present, Meshtastic's
+    /// bundle from it (linked, read in place).
     /// `managed` is forced on the Bridge Control domain by a managed file in `<root>/managed`.
     func daemon(managed: [String: PlistValue]? = nil) throws -> (DaemonProcess, String) {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("bundles-\(UUID().uuidString.prefix(8))").path
@@ -19,9 +21,11 @@ import Testing
             try FileManager.default.createDirectory(atPath: root + "/" + domain, withIntermediateDirectories: true)
         }
         try FileManager.default.copyItem(atPath: SharedData.bridgeControlBundle, toPath: root + "/\(Self.bridge)/Settings.bundle")
-        try FileManager.default.createSymbolicLink(
-            atPath: root + "/\(Self.meshtastic)/Settings.bundle",
-            withDestinationPath: SharedData.settingsBundles.appendingPathComponent("meshtastic__Meshtastic-Apple/Settings.bundle").path)
+        if SharedCorpus.isPresent {
+            try FileManager.default.createSymbolicLink(
+                atPath: root + "/\(Self.meshtastic)/Settings.bundle",
+                withDestinationPath: SharedCorpus.settingsBundles.appendingPathComponent("meshtastic__Meshtastic-Apple/Settings.bundle").path)
+        }
         let config = root + "/defaultsd.json"
         try #"{ "settingsBundleDirectories": ["\#(root)"] }"#.write(toFile: config, atomically: true, encoding: .utf8)
         try FileManager.default.createDirectory(atPath: root + "/managed", withIntermediateDirectories: true)
@@ -35,7 +39,7 @@ import Testing
         try DefaultsCommandTests.run(daemon, arguments)
     }
 
-    @Test func theInstalledBundlesAreListed() throws {
+    @Test(.needsSharedCorpus) func theInstalledBundlesAreListed() throws {
         let (daemon, root) = try daemon()
         defer { try? FileManager.default.removeItem(atPath: root) }
         let list = try defaults(daemon, "settings")
@@ -64,7 +68,7 @@ import Testing
         #expect(try defaults(daemon, "settings", Self.bridge, "--diagnostics").out == "No diagnostics\n")
     }
 
-    @Test func thePaneShowsKeysChoicesAndAValueThatIsNoChoice() throws {
+    @Test(.needsSharedCorpus) func thePaneShowsKeysChoicesAndAValueThatIsNoChoice() throws {
         let (daemon, root) = try daemon()
         defer { try? FileManager.default.removeItem(atPath: root) }
         let pane = try defaults(daemon, "settings", Self.meshtastic)
@@ -82,7 +86,7 @@ import Testing
         #expect(choices.out.contains("  Warp Drive          warp               ON\n"))
     }
 
-    @Test func setActsLikeTheSettingsApp() throws {
+    @Test(.needsSharedCorpus) func setActsLikeTheSettingsApp() throws {
         let (daemon, root) = try daemon()
         defer { try? FileManager.default.removeItem(atPath: root) }
         let client = try daemon.connect()

@@ -1,12 +1,13 @@
 import DaemonTestSupport
 @testable import DefaultsCore
 import Foundation
+import SharedCorpus
 import Testing
 
 /// The JSON parser against the conformance suite in `../shared/corpus/json-test-suite/test_parsing`:
 /// every `y_` case accepted, every `n_` case refused, every `i_` case survived.
 @Suite struct JSONConformanceTests {
-    static let directory = SharedData.jsonTestSuite
+    static let directory = SharedCorpus.jsonTestSuite
 
     static func cases(_ prefix: String) -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
@@ -17,13 +18,13 @@ import Testing
         Array(try Data(contentsOf: directory.appendingPathComponent(name)))
     }
 
-    @Test func theSuiteIsPresent() {
+    @Test(.needsSharedCorpus) func theSuiteIsPresent() {
         #expect(Self.cases("y_").count == 95)
         #expect(Self.cases("n_").count > 180)
         #expect(Self.cases("i_").count == 35)
     }
 
-    @Test(arguments: cases("y_"))
+    @Test(.needsSharedCorpus, arguments: cases("y_"))
     func accepts(_ name: String) throws {
         let bytes = try Self.contents(name)
         let json = try JSONParser.parse(bytes)
@@ -39,14 +40,14 @@ import Testing
         }
     }
 
-    @Test(arguments: cases("n_"))
+    @Test(.needsSharedCorpus, arguments: cases("n_"))
     func rejects(_ name: String) throws {
         let bytes = try Self.contents(name)
         #expect(throws: JSONParseError.self) { try JSONParser.parse(bytes) }
         #expect(throws: JSONParseError.self) { try JSONParser.parseObjectMembers(bytes) }
     }
 
-    @Test(arguments: cases("i_"))
+    @Test(.needsSharedCorpus, arguments: cases("i_"))
     func survives(_ name: String) throws {
         _ = try? JSONParser.parse(try Self.contents(name))
         _ = try? JSONParser.parseObjectMembers(try Self.contents(name))

@@ -1,6 +1,7 @@
 import DaemonTestSupport
 import DefaultsCore
 import Foundation
+import SharedCorpus
 import Testing
 
 /// The hand-written property-list reader and writer (``XMLPropertyList``, ``BinaryPropertyList``)
@@ -10,7 +11,7 @@ import Testing
 /// FoundationEssentials, which has no reader that keeps integer, real and bool apart.
 @Suite struct PropertyListCorpusTests {
     static let files: [URL] = {
-        let root = SharedData.directory.appendingPathComponent("corpus")
+        let root = SharedCorpus.directory.appendingPathComponent("corpus")
         let walker = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil)
         var files: [URL] = []
         while let url = walker?.nextObject() as? URL {
@@ -45,11 +46,11 @@ import Testing
         (try? PropertyListSerialization.propertyList(from: data, options: [], format: nil)).flatMap(reference)
     }
 
-    @Test func theCorpusIsThere() {
+    @Test(.needsSharedCorpus) func theCorpusIsThere() {
         #expect(Self.files.count >= 100, "the corpus's plist files")
     }
 
-    @Test(arguments: files)
+    @Test(.needsSharedCorpus, arguments: files)
     func everyCorpusFileReadsAsFoundationReadsItAndWritesBackTheSame(_ file: URL) throws {
         let data = try Data(contentsOf: file)
         guard let expected = Self.foundation(data) else {

@@ -12,18 +12,15 @@ import WebDriver
 struct SettingsBrowserTests {
     static let bridge = "com.example.BridgeControl"
 
-    /// A daemon with Bridge Control (and `bundles`, by corpus folder) installed, the app, and a browser on the app.
+    /// A daemon with Bridge Control installed, the app, and a browser on the app.
     final class Stage {
         let daemon: DaemonProcess
         let app: SettingsAppProcess
         let browser: Chromium
 
-        init(arguments: [String] = [], corpusBundles: [String: String] = [:], languages: String = "en-US,en") async throws {
+        init(arguments: [String] = [], languages: String = "en-US,en") async throws {
             daemon = try DaemonProcess(arguments: arguments)
             try Self.register(SettingsBrowserTests.bridge, path: SharedData.bridgeControlBundle, on: daemon)
-            for (domain, folder) in corpusBundles {
-                try Self.register(domain, path: SharedData.settingsBundles.appendingPathComponent(folder + "/Settings.bundle").path, on: daemon)
-            }
             app = try SettingsAppProcess(daemon: daemon)
             browser = try await Chromium.start(languages: languages)
         }
@@ -68,10 +65,11 @@ struct SettingsBrowserTests {
     }
 
     @Test func theRootListsTheAppsOfInstalledBundlesAndTheOtherDomains() async throws {
-        let stage = try await Stage(corpusBundles: [
-            "com.example.AppPrefs": "ooper-shlab__AppPrefs5.1-Swift", "com.example.InAppSettingsKit": "futuretap__InAppSettingsKit",
-        ])
+        let stage = try await Stage()
         defer { stage.finish() }
+        for domain in ["com.example.AppPrefs", "com.example.InAppSettingsKit"] {
+            try Stage.register(domain, path: SharedData.bridgeControlBundle, on: stage.daemon)
+        }
         _ = try stage.request(#"{"op":"set","domain":"com.example.plain","key":"count","value":5}"#)
         try await stage.open("/")
         #expect(try await stage.browser.currentAddress == stage.app.origin + "/", "the token left the address")
@@ -263,8 +261,8 @@ struct SettingsBrowserTests {
         let stage = try await Stage()
         defer { stage.finish() }
         try await stage.open("/")
-        try Stage.register("com.example.AppPrefs", path: SharedData.settingsBundles.appendingPathComponent("ooper-shlab__AppPrefs5.1-Swift/Settings.bundle").path, on: stage.daemon)
-        try await stage.browser.wait(until: "return document.querySelector('[data-domain=\"com.example.AppPrefs\"]') !== null", timeout: 2, "the new app")
+        try Stage.register("com.example.SecondBridge", path: SharedData.bridgeControlBundle, on: stage.daemon)
+        try await stage.browser.wait(until: "return document.querySelector('[data-domain=\"com.example.SecondBridge\"]') !== null", timeout: 2, "the new app")
     }
 
     @Test func searchFindsSettingsByTitleAndKeyAcrossApps() async throws {

@@ -2,11 +2,12 @@ import DaemonTestSupport
 import DefaultsCore
 import Foundation
 import SettingsBundles
+import SharedCorpus
 
 /// The shared corpus of real bundles in `../shared/corpus/settings-bundles` (override the
 /// shared directory with `DEFAULTSD_SHARED`), and the fixtures of this target.
 enum Corpus {
-    static let directory = SharedData.settingsBundles
+    static let directory = SharedCorpus.settingsBundles
 
     /// Every corpus folder (`grp__newsyc`, ...), sorted.
     static let folders: [String] = {

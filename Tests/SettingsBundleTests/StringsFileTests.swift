@@ -1,6 +1,7 @@
 import DefaultsCore
 import Foundation
 import SettingsBundles
+import SharedCorpus
 import Testing
 
 /// `.strings` files: encodings, the old-style syntax, abandonment on a syntax error, plist tables.
@@ -155,7 +156,7 @@ import Testing
     }
 
     /// Corpus files in every encoding the corpus has.
-    @Test func corpusEncodings() throws {
+    @Test(.needsSharedCorpus) func corpusEncodings() throws {
         let cases: [(String, StringsFile.Format, Int)] = [
             ("ARISGames__iOSClient/Settings.bundle/en.lproj/Root.strings", .text(.utf8WithBOM), 3),
             ("futuretap__InAppSettingsKit--2016/Settings.bundle/en.lproj/Root.strings", .text(.utf16BEWithBOM), 37),
