@@ -5,8 +5,11 @@ import FoundationEssentials
 ///
 /// The reader checks every offset, size and reference against the file before it uses it, and
 /// refuses a reference back to an object it is inside of, so a hostile file is an error, never
-/// a crash or an endless loop. Objects may be shared, but a file cannot make the reader decode
-/// more objects than it has bytes (each reference takes at least one), so sharing cannot blow up.
+/// a crash or an endless loop. Objects may be shared, as CoreFoundation writes equal strings
+/// once: each object is decoded once, by its offset, and every later reference reuses it, so the
+/// work is proportional to the file. What the objects stand for once written out with no sharing
+/// is charged to a budget proportional to the file (``PropertyListLimits``), so a small file
+/// that references one large object many times is refused instead of expanding without bound.
 ///
 /// ```swift
 /// let bytes = BinaryPropertyList.encode(.dictionary(["warp": .bool(true)]))
@@ -25,17 +28,17 @@ public enum BinaryPropertyList {
     // MARK: - Reading
 
     public static func decode(_ bytes: some Collection<UInt8>) throws(DefaultsError) -> PlistValue {
-        let reader = try Reader(Array(bytes))
-        var walk = Walk(remaining: reader.bytes.count)
-        return try reader.object(reader.topObject, walk: &walk)
+        var reader = try Reader(Array(bytes))
+        return try reader.object(reader.topObject).value
     }
 
-    /// The containers the reader is inside of, and how many more objects it may decode.
-    private struct Walk {
-        var path: Set<Int> = []
-        var remaining: Int
+    /// An object as decoded once, with the bytes it stands for when written out with no sharing.
+    private struct Decoded {
+        var value: PlistValue
+        var expandedSize: Int
     }
 
+    /// Owned by the single `decode` call that creates it.
     private struct Reader {
         let bytes: [UInt8]
         let offsetSize: Int
@@ -43,6 +46,12 @@ public enum BinaryPropertyList {
         let objectCount: Int
         let topObject: Int
         let offsetTable: Int
+        /// The most the document may stand for (``PropertyListLimits/maximumExpandedBytes(inputBytes:)``).
+        let budget: Int
+        /// Every object decoded so far, by its offset in the file.
+        private var decoded: [Int: Decoded] = [:]
+        /// The offsets of the containers being decoded, from the top down.
+        private var path: Set<Int> = []
 
         static func failure(_ message: String) -> DefaultsError {
             DefaultsError(.invalidPlist, "not a property list: \(message) (binary)")
@@ -64,6 +73,7 @@ public enum BinaryPropertyList {
             objectCount = Int(count)
             topObject = Int(top)
             offsetTable = Int(table)
+            budget = PropertyListLimits.maximumExpandedBytes(inputBytes: bytes.count)
         }
 
         static func unsigned(_ bytes: [UInt8], _ start: Int, _ size: Int) -> UInt64 {
@@ -97,28 +107,39 @@ public enum BinaryPropertyList {
             return (Int(count), start + 2 + size)
         }
 
-        func object(_ index: Int, walk: inout Walk) throws(DefaultsError) -> PlistValue {
-            walk.remaining -= 1
-            guard walk.remaining >= 0 else { throw Reader.failure("more objects shared than the file can hold") }
+        /// The object numbered `index`: decoded at its first reference, reused at the others.
+        mutating func object(_ index: Int) throws(DefaultsError) -> Decoded {
             let start = try offset(of: index)
+            if let known = decoded[start] { return known }
+            let object = try decode(at: start)
+            decoded[start] = object
+            return object
+        }
+
+        /// A scalar's expanded size: its content and ``PropertyListLimits/objectBytes``.
+        private static func scalar(_ value: PlistValue, content: Int = 0) -> Decoded {
+            Decoded(value: value, expandedSize: PropertyListLimits.objectBytes + content)
+        }
+
+        private mutating func decode(at start: Int) throws(DefaultsError) -> Decoded {
             let marker = UInt8(try read(start, 1))
             switch marker >> 4 {
             case 0x0:
                 switch marker {
-                case 0x08: return .bool(false)
-                case 0x09: return .bool(true)
+                case 0x08: return Reader.scalar(.bool(false))
+                case 0x09: return Reader.scalar(.bool(true))
                 default: throw Reader.failure("a null or fill object, which a property list cannot hold")
                 }
             case 0x1:
                 let size = 1 << Int(marker & 0x0F)
                 switch size {
-                case 1, 2, 4: return .integer(Int64(try read(start + 1, size)))
-                case 8: return .integer(Int64(bitPattern: try read(start + 1, 8)))
+                case 1, 2, 4: return Reader.scalar(.integer(Int64(try read(start + 1, size))))
+                case 8: return Reader.scalar(.integer(Int64(bitPattern: try read(start + 1, 8))))
                 case 16:
                     // A 128-bit integer: what CoreFoundation writes for values above Int64.max.
                     let high = try read(start + 1, 8), low = try read(start + 9, 8)
-                    if high == 0, low <= UInt64(Int64.max) { return .integer(Int64(low)) }
-                    if high == UInt64.max, low > UInt64(Int64.max) { return .integer(Int64(bitPattern: low)) }
+                    if high == 0, low <= UInt64(Int64.max) { return Reader.scalar(.integer(Int64(low))) }
+                    if high == UInt64.max, low > UInt64(Int64.max) { return Reader.scalar(.integer(Int64(bitPattern: low))) }
                     throw DefaultsError(.invalidPlist, "the integer is larger than a 64-bit signed integer")
                 default: throw Reader.failure("an integer of \(size) bytes")
                 }
@@ -130,23 +151,23 @@ public enum BinaryPropertyList {
                 default: throw Reader.failure("a real of an unknown size")
                 }
                 guard value.isFinite else { throw DefaultsError(.invalidPlist, "a real is not finite") }
-                return .real(value)
+                return Reader.scalar(.real(value))
             case 0x3:
                 guard marker == 0x33 else { throw Reader.failure("a bad date") }
                 let seconds = Double(bitPattern: try read(start + 1, 8))
                 guard seconds.isFinite else { throw Reader.failure("a date that is not finite") }
-                return .date(Date(timeIntervalSince1970: seconds + BinaryPropertyList.referenceDateOffset))
+                return Reader.scalar(.date(Date(timeIntervalSince1970: seconds + BinaryPropertyList.referenceDateOffset)))
             case 0x4:
                 let (count, content) = try self.count(at: start, marker: marker)
                 _ = try read(content, count)
-                return .data(Data(bytes[content..<(content + count)]))
+                return Reader.scalar(.data(Data(bytes[content..<(content + count)])), content: count)
             case 0x5:
                 let (count, content) = try self.count(at: start, marker: marker)
                 _ = try read(content, count)
                 guard let text = String(validating: bytes[content..<(content + count)], as: UTF8.self),
                     text.utf8.allSatisfy({ $0 < 0x80 })
                 else { throw Reader.failure("an ASCII string that is not ASCII") }
-                return .string(text)
+                return Reader.scalar(.string(text), content: count)
             case 0x6:
                 let (count, content) = try self.count(at: start, marker: marker)
                 guard count <= Int.max / 2 else { throw Reader.failure("a string too long") }
@@ -156,36 +177,60 @@ public enum BinaryPropertyList {
                 for index in 0..<count {
                     units.append(UInt16(bytes[content + 2 * index]) << 8 | UInt16(bytes[content + 2 * index + 1]))
                 }
-                return .string(String(decoding: units, as: UTF16.self))
+                let text = String(decoding: units, as: UTF16.self)
+                return Reader.scalar(.string(text), content: text.utf8.count)
             case 0xA, 0xD:
-                let (count, content) = try self.count(at: start, marker: marker)
-                let references = marker >> 4 == 0xD ? 2 * count : count
-                guard references <= Int.max / referenceSize else { throw Reader.failure("a container too large") }
-                _ = try read(content, references * referenceSize)
-                guard walk.path.insert(index).inserted else { throw Reader.failure("a container that holds itself") }
-                defer { walk.path.remove(index) }
-                guard walk.path.count <= XMLPropertyList.maximumDepth else { throw Reader.failure("nesting too deep") }
-                func reference(_ position: Int) -> Int {
-                    Int(truncatingIfNeeded: Reader.unsigned(bytes, content + position * referenceSize, referenceSize))
-                }
-                if marker >> 4 == 0xA {
-                    var elements: [PlistValue] = []
-                    elements.reserveCapacity(count)
-                    for position in 0..<count { elements.append(try object(reference(position), walk: &walk)) }
-                    return .array(elements)
-                }
-                var members: [String: PlistValue] = [:]
-                members.reserveCapacity(count)
-                for position in 0..<count {
-                    guard case .string(let key) = try object(reference(position), walk: &walk) else {
-                        throw Reader.failure("a dictionary key that is not a string")
-                    }
-                    members[key] = try object(reference(count + position), walk: &walk)
-                }
-                return .dictionary(members)
+                return try container(at: start, marker: marker)
             default:
                 throw Reader.failure("an object of type 0x\(String(marker, radix: 16)), which a property list cannot hold")
             }
+        }
+
+        /// An array (`0xA`) or dictionary (`0xD`), its expanded size the sum of its members', which
+        /// must stay within the budget.
+        private mutating func container(at start: Int, marker: UInt8) throws(DefaultsError) -> Decoded {
+            let (count, content) = try self.count(at: start, marker: marker)
+            let isArray = marker >> 4 == 0xA
+            let references = isArray ? count : 2 * count
+            guard references <= Int.max / referenceSize else { throw Reader.failure("a container too large") }
+            _ = try read(content, references * referenceSize)
+            guard path.insert(start).inserted else { throw Reader.failure("a container that holds itself") }
+            defer { path.remove(start) }
+            guard path.count <= PropertyListLimits.maximumDepth else { throw Reader.failure("nesting too deep") }
+            let bytes = self.bytes, referenceSize = self.referenceSize
+            func reference(_ position: Int) -> Int {
+                Int(truncatingIfNeeded: Reader.unsigned(bytes, content + position * referenceSize, referenceSize))
+            }
+            var expandedSize = PropertyListLimits.objectBytes
+            func charge(_ size: Int) throws(DefaultsError) {
+                expandedSize += size
+                guard expandedSize <= budget else {
+                    throw DefaultsError(
+                        .invalidPlist,
+                        "not a property list: its shared objects stand for more than \(budget) bytes (binary)")
+                }
+            }
+            if isArray {
+                var elements: [PlistValue] = []
+                elements.reserveCapacity(count)
+                for position in 0..<count {
+                    let element = try object(reference(position))
+                    try charge(element.expandedSize)
+                    elements.append(element.value)
+                }
+                return Decoded(value: .array(elements), expandedSize: expandedSize)
+            }
+            var members: [String: PlistValue] = [:]
+            members.reserveCapacity(count)
+            for position in 0..<count {
+                guard case .string(let key) = try object(reference(position)).value else {
+                    throw Reader.failure("a dictionary key that is not a string")
+                }
+                let member = try object(reference(count + position))
+                try charge(PropertyListLimits.objectBytes + key.utf8.count + member.expandedSize)
+                members[key] = member.value
+            }
+            return Decoded(value: .dictionary(members), expandedSize: expandedSize)
         }
     }
 

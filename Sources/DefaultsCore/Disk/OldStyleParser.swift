@@ -31,6 +31,7 @@ package struct OldStyleParser {
     private let units: [UInt16]
     private let newlineOffsets: [Int]
     private var position = 0
+    /// How many arrays and dictionaries the parser is inside of; 0 in a `.strings` file's table.
     private var depth = 0
     private var duplicates: [Duplicate] = []
     private var emptyKeyLines: [Int] = []
@@ -149,13 +150,14 @@ package struct OldStyleParser {
         switch units[position] {
         case 0x7B:  // {
             position += 1
-            depth += 1
+            try enterContainer()
             let dictionary = try dictionaryContent()
             depth -= 1
             try expect(0x7D) { "expected '}' to close the dictionary opened on line \($0.line(at: start))" }
             return .dictionary(dictionary)
         case 0x28:  // (
             position += 1
+            try enterContainer()
             var items: [PlistValue] = []
             while let item = try object(required: false) {
                 items.append(item)
@@ -163,6 +165,7 @@ package struct OldStyleParser {
                 guard units[position] == 0x2C else { break }
                 position += 1
             }
+            depth -= 1
             try expect(0x29) { "expected ',' or ')' in the array opened on line \($0.line(at: start))" }
             return .array(items)
         case 0x3C:  // <
@@ -176,6 +179,15 @@ package struct OldStyleParser {
                 throw Failure(message: "unexpected character \(Self.describe(unit))", line: line(at: position))
             }
             return nil
+        }
+    }
+
+    /// One level deeper, refused past ``PropertyListLimits/maximumDepth``: the grammar is read
+    /// by recursion, and hostile text must not exhaust the stack.
+    private mutating func enterContainer() throws(Failure) {
+        depth += 1
+        guard depth <= PropertyListLimits.maximumDepth else {
+            throw Failure(message: "nested more than \(PropertyListLimits.maximumDepth) deep", line: line(at: position))
         }
     }
 

@@ -13,9 +13,6 @@ import FoundationEssentials
 /// try XMLPropertyList.decode(bytes)   // .dictionary(["warpFactor": .real(1)]), not .integer(1)
 /// ```
 public enum XMLPropertyList {
-    /// Deeper nesting is refused rather than risking the stack on hostile input.
-    static let maximumDepth = 512
-
     // MARK: - Reading
 
     /// Reads an XML property list of any root type.
@@ -240,7 +237,7 @@ public enum XMLPropertyList {
         mutating func nested<T>(_ body: (inout Reader) throws(DefaultsError) -> T) throws(DefaultsError) -> T {
             depth += 1
             defer { depth -= 1 }
-            guard depth <= XMLPropertyList.maximumDepth else { throw failure("nested more than \(XMLPropertyList.maximumDepth) deep") }
+            guard depth <= PropertyListLimits.maximumDepth else { throw failure("nested more than \(PropertyListLimits.maximumDepth) deep") }
             return try body(&self)
         }
 

@@ -1,0 +1,105 @@
+import DefaultsCore
+import DaemonTestSupport
+import Foundation
+import LineSocket
+import Testing
+
+/// Property lists made to hurt a reader, reaching the real daemon every way a property list can:
+/// an `import` request, a hand edit of a loaded domain's file (and the restart after it), and a
+/// Settings bundle's `Root.plist`. Each is refused with an error; the daemon answers `ping`
+/// within a second throughout, and its memory stays under 256 MiB.
+@Suite struct HostileFileTests {
+    static let domain = "com.example.hostile"
+    static let memoryCeilingKiB = 256 * 1024
+
+    /// The texts and files of issue cases 1 to 3: a million `(`, `{a=` 300,000 deep, and 2^18
+    /// references to one 2^18-byte data object (0.5 MiB standing for 64 GiB).
+    static let hostile: [(name: String, bytes: [UInt8])] = [
+        ("a million (", Array(HostilePropertyLists.openArrays(1_000_000).utf8)),
+        ("{a= 300,000 deep", Array(HostilePropertyLists.openDictionaries(300_000).utf8)),
+        ("shared data", HostilePropertyLists.sharedData(count: 1 << 18)),
+    ]
+
+    /// `ping` on a fresh connection answers within a second.
+    static func expectAlive(_ daemon: DaemonProcess, _ note: String) {
+        do {
+            let client = try daemon.connect()
+            try client.send(#"{"op":"ping"}"#)
+            #expect(try client.readResponse(timeout: 1) == #"{"ok":true}"#, "\(note)")
+        } catch {
+            Issue.record("the daemon did not answer ping after \(note): \(error)")
+        }
+        #expect(daemon.anonymousResidentKiB() < memoryCeilingKiB, "\(note)")
+    }
+
+    static func jsonString(_ bytes: [UInt8]) -> String {
+        var writer = JSONWriter()
+        writer.string(String(decoding: bytes, as: UTF8.self))
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+
+    @Test("import of each hostile text is invalid_plist")
+    func importIsRefused() throws {
+        // Lines long enough for the texts to reach the reader.
+        let daemon = try DaemonProcess(arguments: ["--max-line-bytes", String(8 << 20)])
+        let client = try daemon.connect()
+        for (name, bytes) in Self.hostile {
+            let answer = try JSONParser.parse(
+                try client.request(#"{"op":"import","domain":"\#(Self.domain)","plist":\#(Self.jsonString(bytes))}"#, timeout: 10))
+            #expect(answer["error"]?["code"] == .string("invalid_plist"), "\(name)")
+            Self.expectAlive(daemon, name)
+        }
+        #expect(try client.request(#"{"op":"get","domain":"\#(Self.domain)"}"#) == #"{"ok":true,"value":{},"generation":0}"#)
+    }
+
+    @Test("a hostile hand edit leaves memory as it was, and the restart after it reads the domain")
+    func handEditIsNotTakenIn() throws {
+        for (name, bytes) in Self.hostile {
+            let daemon = try DaemonProcess()
+            let client = try daemon.connect()
+            #expect(try client.request(#"{"op":"set","domain":"\#(Self.domain)","key":"rank","value":"Ensign"}"#) == #"{"ok":true,"generation":1}"#)
+            #expect(try client.request(#"{"op":"synchronize"}"#) == #"{"ok":true}"#)
+            let path = daemon.storagePath + "/" + Self.domain + ".plist"
+            try Data(bytes).write(to: URL(fileURLWithPath: path + ".editing"))
+            #expect(rename(path + ".editing", path) == 0)
+            #expect(daemon.waitForLog("was not taken in"), "\(name)")
+            Self.expectAlive(daemon, name)
+            #expect(try client.request(#"{"op":"get","domain":"\#(Self.domain)"}"#)
+                == #"{"ok":true,"value":{"rank":"Ensign"},"generation":1}"#, "\(name)")
+            // A restart finds the file as the person left it: it is moved aside, and the domain reads
+            // empty, its generation kept by the ledger.
+            try daemon.restart()
+            let again = try daemon.connect()
+            let reread = try again.request(#"{"op":"get","domain":"\#(Self.domain)"}"#)
+            #expect(reread == #"{"ok":true,"value":{},"generation":1}"#, "\(name)")
+            Self.expectAlive(daemon, "\(name), restarted")
+            #expect(daemon.storageListing().contains { $0.hasPrefix(Self.domain + ".plist.corrupt-") }, "\(name)")
+        }
+    }
+
+    @Test("a Settings bundle whose Root.plist and strings are hostile is read as unreadable, and the daemon starts with it installed")
+    func hostileBundle() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("hostile-\(UUID().uuidString.prefix(8))").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        for (index, (_, bytes)) in Self.hostile.enumerated() {
+            let bundle = root + "/com.example.hostile\(index)/Settings.bundle"
+            try FileManager.default.createDirectory(atPath: bundle + "/en.lproj", withIntermediateDirectories: true)
+            try Data(bytes).write(to: URL(fileURLWithPath: bundle + "/Root.plist"))
+            try Data(bytes).write(to: URL(fileURLWithPath: bundle + "/en.lproj/Root.strings"))
+        }
+        let config = root + "/defaultsd.json"
+        try #"{ "settingsBundleDirectories": ["\#(root)"] }"#.write(toFile: config, atomically: true, encoding: .utf8)
+        let daemon = try DaemonProcess(arguments: ["--config", config])
+        Self.expectAlive(daemon, "start with the bundles installed")
+        let client = try daemon.connect()
+        for (index, (name, _)) in Self.hostile.enumerated() {
+            let answer = try JSONParser.parse(try client.request(
+                #"{"op":"registerBundle","domain":"com.example.other\#(index)","path":"\#(root)/com.example.hostile\#(index)/Settings.bundle"}"#,
+                timeout: 10))
+            // Installed as a bundle that shows nothing: its diagnostics name the unreadable files.
+            #expect(answer["ok"] == .bool(true) && answer["defaults"] == .object([:]), "\(name): \(answer)")
+            #expect(answer["diagnostics"] == .integer(2), "\(name): \(answer)")
+            Self.expectAlive(daemon, name)
+        }
+    }
+}
