@@ -44,6 +44,9 @@ struct DefaultsdCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-line-bytes"), help: "Longest request line accepted.")
     var maximumLineBytes: Int?
 
+    @Option(name: .customLong("max-pending-reply-bytes"), help: "Answers a connection may leave unread before its requests wait.")
+    var maximumPendingReplyBytes: Int?
+
     @Option(name: .customLong("max-domain-bytes"), help: "Largest domain, in bytes of its JSON encoding.")
     var maximumDomainBytes: Int?
 
@@ -67,6 +70,9 @@ struct DefaultsdCommand: AsyncParsableCommand {
         if let format { result.append(("--format", "fileFormat", .string(format))) }
         if let coalesceMilliseconds { result.append(("--coalesce-ms", "coalesceMilliseconds", .integer(coalesceMilliseconds))) }
         if let maximumLineBytes { result.append(("--max-line-bytes", "maximumLineBytes", .integer(maximumLineBytes))) }
+        if let maximumPendingReplyBytes {
+            result.append(("--max-pending-reply-bytes", "maximumPendingReplyBytes", .integer(maximumPendingReplyBytes)))
+        }
         if let maximumDomainBytes { result.append(("--max-domain-bytes", "maximumDomainBytes", .integer(maximumDomainBytes))) }
         if let maximumConnections { result.append(("--max-connections", "maximumConnections", .integer(maximumConnections))) }
         if let logLevel { result.append(("--log-level", "logLevel", .string(logLevel))) }

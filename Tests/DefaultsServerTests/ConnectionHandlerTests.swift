@@ -144,6 +144,58 @@ extension EmbeddedChannel {
         #expect(try subscriber.received().count == 1)
     }
 
+    @Test("a client that does not read: its requests wait, unrun, and all are answered in order once it reads")
+    func requestsWaitWhileTheClientDoesNotRead() throws {
+        let server = EmbeddedServer()
+        let client = try server.connect()
+        let other = try server.connect()
+        client.isWritable = false
+        client.pipeline.fireChannelWritabilityChanged()
+        try client.send(#"{"id":1,"op":"ping"}"#, #"{"id":2,"op":"set","domain":"com.a","key":"k","value":1}"#, #"{"id":3,"op":"ping"}"#)
+        // The first request runs; the others wait until the client reads.
+        #expect(try client.received() == [#"{"id":1,"ok":true}"#])
+        try other.send(#"{"op":"get","domain":"com.a"}"#)
+        #expect(try other.received() == [#"{"ok":true,"value":{},"generation":0}"#], "the waiting set has not run")
+        client.isWritable = true
+        client.pipeline.fireChannelWritabilityChanged()
+        #expect(try client.received() == [#"{"id":2,"ok":true,"generation":1}"#, #"{"id":3,"ok":true}"#])
+        // The end of its input while its requests wait: they are answered first, then it closes.
+        client.isWritable = false
+        client.pipeline.fireChannelWritabilityChanged()
+        try client.send(#"{"id":4,"op":"ping"}"#, #"{"id":5,"op":"ping"}"#)
+        client.pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+        #expect(try client.received() == [#"{"id":4,"ok":true}"#])
+        client.isWritable = true
+        client.pipeline.fireChannelWritabilityChanged()
+        #expect(try client.received() == [#"{"id":5,"ok":true}"#])
+    }
+
+    @Test("answers held behind a synchronize are bounded: past the limit the requests wait for it")
+    func heldAnswersAreBounded() throws {
+        let server = EmbeddedServer()
+        server.writer.completesAtOnce = false
+        let client = try server.connect()
+        let other = try server.connect()
+        let sets = BufferSizes.mostHeldAnswers + 100
+        // A change not yet on disk, so that the synchronize waits.
+        try client.send(#"{"op":"set","domain":"com.a","key":"k","value":-1}"#)
+        #expect(try client.received() == [#"{"ok":true,"generation":1}"#])
+        try client.writeInbound(ByteBuffer(string: #"{"op":"synchronize"}"# + "\n"
+            + (0..<sets).map { #"{"id":\#($0),"op":"set","domain":"com.a","key":"k","value":\#($0)}"# + "\n" }.joined()))
+        #expect(try client.received().isEmpty)
+        // The synchronize and the sets after it held up to the limit have run; the rest wait.
+        let ran = BufferSizes.mostHeldAnswers - 1
+        try other.send(#"{"op":"get","domain":"com.a","key":"k"}"#)
+        #expect(try other.received() == [#"{"ok":true,"value":\#(ran - 1),"generation":\#(ran + 1)}"#])
+        server.writer.completeAll()
+        server.loop.run()
+        let answers = try client.received()
+        #expect(answers.first == #"{"ok":true}"#)
+        #expect(Array(answers.dropFirst()) == (0..<sets).map { #"{"id":\#($0),"ok":true,"generation":\#($0 + 2)}"# })
+        try other.send(#"{"op":"get","domain":"com.a","key":"k"}"#)
+        #expect(try other.received() == [#"{"ok":true,"value":\#(sets - 1),"generation":\#(sets + 1)}"#])
+    }
+
     @Test func theOutboxMergesPerDomainAndSendsNoticesFirst() throws {
         var outbox = EventOutbox()
         let a = try DomainName("com.a"), b = try DomainName("com.b")

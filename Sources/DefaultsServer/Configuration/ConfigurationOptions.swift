@@ -80,6 +80,16 @@ extension ConfigurationOption {
             },
             current: { .integer($0.maximumLineBytes) }),
         ConfigurationOption(
+            key: "maximumPendingReplyBytes", flag: "--max-pending-reply-bytes",
+            summary: "The most answers, in bytes, a connection may leave unread; past it its requests wait until the client reads. Applies to new connections.",
+            expected: "an integer from 16384 to 1073741824", needsRestart: false,
+            apply: { value, configuration in
+                guard case .integer(let bytes) = value, ((16 << 10)...(1 << 30)).contains(bytes) else { return false }
+                configuration.maximumPendingReplyBytes = bytes
+                return true
+            },
+            current: { .integer($0.maximumPendingReplyBytes) }),
+        ConfigurationOption(
             key: "maximumDomainBytes", flag: "--max-domain-bytes",
             summary: "The largest a domain may grow, in bytes of its JSON encoding; larger writes are refused with too_large.",
             expected: "an integer from 1024 to 1073741824", needsRestart: false,

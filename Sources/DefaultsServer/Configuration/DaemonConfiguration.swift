@@ -23,6 +23,10 @@ public struct DaemonConfiguration: Sendable {
     public var maximumCoalesceDelay: TimeAmount = .seconds(1)
     /// Longest request line, in bytes; longer lines are answered with `line_too_long` and discarded.
     public var maximumLineBytes: Int = 1 << 20
+    /// The most answers, in bytes, one connection may have waiting for its client to read them
+    /// (Redis's `client-output-buffer-limit`): past it the daemon stops running that connection's
+    /// requests until the client reads, and answers every one of them, in order, once it does.
+    public var maximumPendingReplyBytes: Int = 1 << 20
     /// Largest domain, in bytes of its wire (JSON) encoding; larger writes are refused with `too_large`.
     public var maximumDomainBytes: Int = 4 << 20
     /// Connections beyond this are answered with `too_many_connections` and closed.

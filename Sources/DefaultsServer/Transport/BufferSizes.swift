@@ -14,4 +14,7 @@ enum BufferSizes {
     /// A connection stops being writable past `high` bytes queued and is writable again below
     /// `low`; a subscriber that stops reading then gets its events merged (`EventOutbox`).
     static let writeWaterMarks = (low: 32 * 1024, high: 256 * 1024)
+    /// A connection's requests wait while this many answers are held behind one that is not
+    /// ready yet (`synchronize`): each holds its result until then.
+    static let mostHeldAnswers = 1024
 }

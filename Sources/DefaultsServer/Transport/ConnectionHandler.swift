@@ -12,7 +12,11 @@ import NIOCore
 ///
 /// The answers of one read batch leave as one flushed buffer when the batch ends (or the input
 /// ends, or an answer that waited completes); the batch's events are delivered after them.
-/// While the socket is not writable, reading its requests is paused.
+/// Memory per connection is bounded, as Redis's `client-output-buffer-limit` bounds it: once the
+/// answers encoded reach `maximumPendingReplyBytes` they are handed to the socket, and while the
+/// socket is not writable (or ``BufferSizes/mostHeldAnswers`` wait behind a `synchronize`) the
+/// connection's requests wait, unread, until the client reads. Every request is still answered,
+/// in order; other connections are served meanwhile.
 final class ConnectionHandler: ChannelInboundHandler, EventSink {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
@@ -34,6 +38,10 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
     private var closed = false
     private var accepted = false
     private var refused = false
+    /// True while this connection's requests wait for its client to read its answers; the lines
+    /// already read stay in `lines`, and nothing more is read.
+    private var paused = false
+    private let maximumPendingReplyBytes: Int
 
     var sinkID: UInt64 { session.id }
 
@@ -43,6 +51,7 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
         let id = server.makeConnectionID()
         self.session = Session(id: id, origin: Origin(pid: 0, uid: 0, connection: id))
         self.lines = LineFrameDecoder(maximumLineBytes: server.configuration.maximumLineBytes)
+        self.maximumPendingReplyBytes = server.configuration.maximumPendingReplyBytes
     }
 
     func handlerAdded(context: ChannelHandlerContext) { self.context = context }
@@ -89,7 +98,38 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard accepted, !closed else { return }
         lines.receive(unwrapInboundIn(data))
-        while !closed, let frame = lines.next() { run(frame) }
+        runLines(context)
+    }
+
+    /// Runs the lines received, in order, until none is left or the client must read first.
+    private func runLines(_ context: ChannelHandlerContext) {
+        while !closed, !paused, let frame = lines.next() {
+            run(frame)
+            if replies.encodedBytes >= maximumPendingReplyBytes { writePending(context, flush: true) }
+            if !context.channel.isWritable || replies.heldCount >= BufferSizes.mostHeldAnswers { pause(context) }
+        }
+    }
+
+    /// Stops running and reading this connection's requests until ``resume(_:)``.
+    private func pause(_ context: ChannelHandlerContext) {
+        paused = true
+        context.channel.setOption(ChannelOptions.autoRead, value: false).whenFailure { _ in }
+    }
+
+    /// Runs the requests that waited, once the client has read and fewer answers are held, then
+    /// reads again.
+    private func resume(_ context: ChannelHandlerContext) {
+        guard paused, !closed, context.channel.isWritable, replies.heldCount < BufferSizes.mostHeldAnswers else { return }
+        paused = false
+        runLines(context)
+        writePending(context, flush: true)
+        endBatch()
+        guard !paused else { return }
+        if inputClosed {
+            finishInput(context)
+        } else {
+            context.channel.setOption(ChannelOptions.autoRead, value: true).whenFailure { _ in }
+        }
     }
 
     private func run(_ frame: LineFrameDecoder.Frame) {
@@ -121,6 +161,7 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
                     guard let context = self.context else { return }
                     replies.encodeCompleted()
                     writePending(context, flush: true)
+                    resume(context)
                     closeIfFinished(context)
                 }
             }
@@ -145,11 +186,8 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
                 context.close(promise: nil)
             } else {
                 // The peer finished sending (socat after its input ends); answer what is pending, then close.
-                if accepted, !closed, let last = lines.finish() { run(last) }
                 inputClosed = true
-                writePending(context, flush: true)
-                endBatch()
-                closeIfFinished(context)
+                if !paused { finishInput(context) }
             }
         }
         context.fireUserInboundEventTriggered(event)
@@ -158,9 +196,25 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         let writable = context.channel.isWritable
         // Stop reading requests from a peer that does not read its answers.
-        context.channel.setOption(ChannelOptions.autoRead, value: writable).whenFailure { _ in }
-        if writable { drainOutbox(context) }
+        if !writable || !paused {
+            context.channel.setOption(ChannelOptions.autoRead, value: writable).whenFailure { _ in }
+        }
+        if writable {
+            drainOutbox(context)
+            resume(context)
+        }
         context.fireChannelWritabilityChanged()
+    }
+
+    /// At the end of the input: runs the lines left and a last one without a newline, answers
+    /// everything, and closes once no answer waits.
+    private func finishInput(_ context: ChannelHandlerContext) {
+        runLines(context)
+        guard !paused else { return }
+        if accepted, !closed, let last = lines.finish() { run(last) }
+        writePending(context, flush: true)
+        endBatch()
+        closeIfFinished(context)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
@@ -192,7 +246,7 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
     }
 
     private func closeIfFinished(_ context: ChannelHandlerContext) {
-        guard inputClosed, !replies.isHoldingAnswers else { return }
+        guard inputClosed, !paused, !replies.isHoldingAnswers else { return }
         writePending(context)
         let channel = context.channel
         context.writeAndFlush(wrapOutboundOut(channel.allocator.buffer(capacity: 0))).assumeIsolated().whenComplete { _ in

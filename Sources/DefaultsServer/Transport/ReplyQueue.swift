@@ -29,6 +29,12 @@ struct ReplyQueue: ~Copyable {
     /// True while an answer waits (and so every later one behind it).
     var isHoldingAnswers: Bool { !queued.isEmpty }
 
+    /// The answers that wait, and those held behind them.
+    var heldCount: Int { queued.count }
+
+    /// The bytes of the answers encoded and not yet taken.
+    var encodedBytes: Int { encoded.count }
+
     /// Queues an answer that is ready now: encoded at once, unless an earlier answer waits.
     mutating func answer(id: JSON?, _ result: Result<Reply, DefaultsError>) {
         if queued.isEmpty {
