@@ -22,6 +22,9 @@ package enum SystemText {
         return String(describing: error)
     }
 
+    /// The C library's words for an `errno` value ("Permission denied").
+    package static func errorMessage(_ code: Int32) -> String { String(cString: strerror(code)) }
+
     /// C's `printf` formatting (`vsnprintf`), for the fixed formats macOS's output follows:
     /// `SystemText.format("%.16g", 0.1)` → `"0.1"`. Only C types (`Int32`, `Int64`, `Double`, ...)
     /// may be passed, as with `printf`.

@@ -107,10 +107,15 @@ public struct ConfigurationLoader: Sendable {
         return result
     }
 
+    /// The largest configuration file read; the reference file is a few kilobytes.
+    static let maximumFileBytes = 1 << 20
+
     /// Reads a configuration file: a JSON object, comments and trailing commas allowed (JSON5).
     public static func read(_ path: String) throws(ConfigurationError) -> [String: ConfigurationValue] {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw ConfigurationError(file: path, key: nil, message: "cannot be read")
+        let data: Data
+        switch RegularFile.read(atPath: path, maximumBytes: ConfigurationLoader.maximumFileBytes) {
+        case .success(let file): data = file.data
+        case .failure(let failure): throw ConfigurationError(file: path, key: nil, message: "\(failure)")
         }
         let decoder = JSONDecoder()
         decoder.allowsJSON5 = true

@@ -118,17 +118,22 @@ struct DomainFiles: Sendable {
     /// Reads a domain's file and the version read, from one open descriptor, so the two match.
     func read(_ domain: DomainName) -> FileContents { path(of: domain).map(DomainFiles.read(atPath:)) ?? .missing }
 
-    /// Reads a property-list file and the version read, from one open descriptor.
+    /// Reads a property-list file and the version read, from one open descriptor, so the two
+    /// match. A link is read through; anything but a regular file of at most
+    /// ``PropertyListLimits/maximumFileBytes`` is unreadable, found so without blocking.
     static func read(atPath path: String) -> FileContents {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return errno == ENOENT ? .missing : .unreadable(DomainFiles.ioError("cannot open \(path)")) }
-        defer { close(fd) }
-        guard let version = FileVersion(descriptor: fd) else { return .unreadable(DomainFiles.ioError("cannot stat \(path)")) }
-        guard let data = FileDescriptorIO.readToEnd(fd) else { return .unreadable(DomainFiles.ioError("cannot read \(path)")) }
-        do {
-            return .parsed(try PropertyListFile.decode(data), version)
-        } catch {
-            return .unparseable(reason: error.message, version)
+        switch RegularFile.read(atPath: path, maximumBytes: PropertyListLimits.maximumFileBytes) {
+        case .failure(.missing):
+            return .missing
+        case .failure(let failure):
+            return .unreadable(DefaultsError(.ioError, "\(path) \(failure)"))
+        case .success(let file):
+            let version = FileVersion(file.status)
+            do {
+                return .parsed(try PropertyListFile.decode(file.data), version)
+            } catch {
+                return .unparseable(reason: error.message, version)
+            }
         }
     }
 
@@ -136,9 +141,11 @@ struct DomainFiles: Sendable {
     /// unparseable file is moved aside to `<path>.corrupt-<time>`, never overwritten; when it
     /// cannot be moved, the error says so and nothing is read.
     static func load(atPath path: String, now: Date = Date()) throws(DefaultsError) -> LoadResult {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            if errno == ENOENT || !FileManager.default.fileExists(atPath: path) { return .missing }
-            throw DefaultsError(.ioError, "cannot read \(path): \(String(cString: strerror(errno)))")
+        let data: Data
+        switch RegularFile.read(atPath: path, maximumBytes: PropertyListLimits.maximumFileBytes) {
+        case .failure(.missing): return .missing
+        case .failure(let failure): throw DefaultsError(.ioError, "\(path) \(failure)")
+        case .success(let file): data = file.data
         }
         do {
             return .loaded(try PropertyListFile.decode(data))
@@ -175,21 +182,38 @@ struct DomainFiles: Sendable {
     /// first kept as `<file>.rejected-<time>`. Nil when the write must wait for an edit on disk
     /// to be read.
     func stage(_ domain: DomainName, values: [String: PlistValue], now: Date = Date()) throws(DefaultsError) -> StagedChange? {
-        guard let path = path(of: domain) else {
+        guard let link = path(of: domain) else {
             // The store refuses by-host writes on a machine without an id; an empty domain has no file.
             if values.isEmpty { return StagedChange(path: "", action: .none) }
             throw MachineID.refusal(writing: domain)
         }
+        // A domain file that is a symbolic link (stow, home-manager) is written through: its
+        // target is replaced in the target's own folder, and the link stays a link.
+        let target = DomainFiles.linkTarget(of: link)
+        let path = target ?? link
         if versions.isWatched, let current = FileVersion(atPath: path), !versions.isKnown(current, of: domain) {
             guard versions.takeRejected(current, of: domain) else { return nil }
             let aside = path + ".rejected-" + DomainFiles.stamp(now)
             guard rename(path, aside) == 0 else { throw ioError("cannot keep the rejected \(path) as \(aside)") }
         }
-        if values.isEmpty {
+        // An empty domain has no file, unless its file is a link: the link's target then holds
+        // an empty dictionary, so that the link stays whole.
+        if values.isEmpty && target == nil {
             versions.rememberRemoval(of: domain)
             return StagedChange(path: path, action: .remove)
         }
         return try stage(try PropertyListFile.encode(values, format: format), at: path, as: domain)
+    }
+
+    /// The file a symbolic link at `path` leads to, all links resolved; nil when `path` is not a
+    /// link, or a link that leads nowhere (which is then replaced by the domain's own file).
+    static func linkTarget(of path: String) -> String? {
+        var status = stat()
+        guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFLNK, let resolved = realpath(path, nil) else {
+            return nil
+        }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 
     /// Puts staged changes in place: renames and removals, then one fsync of each folder they

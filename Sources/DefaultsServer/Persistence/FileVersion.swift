@@ -19,10 +19,11 @@ struct FileVersion: Sendable, Hashable {
         modified = Int64(status.st_mtim.tv_sec) * 1_000_000_000 + Int64(status.st_mtim.tv_nsec)
     }
 
-    /// The version at `path` now; nil when there is no file.
+    /// The version at `path` now, through any link, as a read through the link sees it; nil
+    /// when there is no file.
     init?(atPath path: String) {
         var status = stat()
-        guard lstat(path, &status) == 0 else { return nil }
+        guard stat(path, &status) == 0 else { return nil }
         self.init(status)
     }
 

@@ -26,8 +26,8 @@ struct GenerationLedger: Sendable {
     /// Reads the ledger; a missing or unreadable ledger is empty (generations then restart at the
     /// highest value seen, which clients treat as "changed").
     func load() -> [DomainName: Int64] {
-        guard let data = FileManager.default.contents(atPath: path),
-            let values = try? PropertyListFile.decode(data)
+        guard case .success(let file) = RegularFile.read(atPath: path, maximumBytes: PropertyListLimits.maximumFileBytes),
+            let values = try? PropertyListFile.decode(file.data)
         else { return [:] }
         var result: [DomainName: Int64] = [:]
         for (name, value) in values {

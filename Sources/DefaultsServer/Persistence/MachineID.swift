@@ -17,8 +17,8 @@ enum MachineID {
     /// The id in the file at `path`; nil when the file is missing, empty or not an id (as in a
     /// container built without one, or in the first boot's `uninitialized` state).
     static func read(path: String = defaultPath) -> String? {
-        guard let data = FileManager.default.contents(atPath: path) else { return nil }
-        let id = SystemText.trimmingWhitespace(String(decoding: data, as: UTF8.self))
+        guard case .success(let file) = RegularFile.read(atPath: path, maximumBytes: 4096) else { return nil }
+        let id = SystemText.trimmingWhitespace(String(decoding: file.data, as: UTF8.self))
         let isID = id.utf8.count == 32 && id.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
         return isID ? id : nil
     }

@@ -24,7 +24,8 @@ struct RoamingJournal: Sendable {
     /// another prefix, or it cannot be read (a full read of etcd then rebuilds it).
     func load(prefix: String) -> Contents {
         let empty = Contents(prefix: prefix, revision: 0, seen: [:], queue: [])
-        guard let data = FileManager.default.contents(atPath: path), let values = try? PropertyListFile.decode(data),
+        guard case .success(let file) = RegularFile.read(atPath: path, maximumBytes: PropertyListLimits.maximumFileBytes),
+            let values = try? PropertyListFile.decode(file.data),
             values["prefix"] == .string(prefix), case .integer(let revision)? = values["revision"]
         else { return empty }
         var contents = empty

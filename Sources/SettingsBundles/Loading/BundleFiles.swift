@@ -65,20 +65,20 @@ struct BundleFiles {
     /// The bytes of a file, or nil (with a diagnostic) when it is too large or cannot be read.
     func contents(of path: String, diagnostics: inout [Diagnostic]) -> Data? {
         let url = root.appendingPathComponent(path)
-        let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? UInt).map { Int(clamping: $0) } ?? 0
-        guard size <= BundleLoader.maximumFileSize else {
+        switch RegularFile.read(atPath: url.path, maximumBytes: BundleLoader.maximumFileSize) {
+        case .success(let file):
+            return file.data
+        case .failure(.tooLarge(let size, _)):
             diagnostics.append(
                 Diagnostic(
                     .error, .fileTooLarge, file: path,
                     "\(size) bytes; files above \(BundleLoader.maximumFileSize) are not read"))
             return nil
-        }
-        guard let data = FileManager.default.contents(atPath: url.path) else {
+        case .failure(let failure):
             let code: DiagnosticCode = path.hasSuffix(".strings") ? .stringsUnparseable : .plistUnparseable
-            diagnostics.append(Diagnostic(.error, code, file: path, "cannot be read"))
+            diagnostics.append(Diagnostic(.error, code, file: path, failure == .missing ? "cannot be read" : "\(failure)"))
             return nil
         }
-        return data
     }
 
     /// False for a `File` that is absolute or climbs out with `..`: it is not followed.

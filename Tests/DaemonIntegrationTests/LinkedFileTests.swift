@@ -1,0 +1,92 @@
+import DefaultsCore
+import DaemonTestSupport
+import Foundation
+import LineSocket
+import Testing
+
+/// Domain files as people really have them: a symbolic link into a dotfiles folder (stow,
+/// home-manager), and links to things that are not files at all. A link is read and written
+/// through and stays a link; anything but a regular file is refused at once, with `io_error`,
+/// while every other connection is served.
+@Suite struct LinkedFileTests {
+    static let domain = "com.example.linked"
+
+    func dotfiles() throws -> String {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("dotfiles-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        return folder
+    }
+
+    @Test("a domain file linked into a dotfiles folder is read and written through, and stays a link")
+    func aLinkIsWrittenThrough() throws {
+        let folder = try dotfiles()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let target = folder + "/" + Self.domain + ".plist"
+        try PropertyListFile.encode(["rank": "Ensign"], format: .xml).write(to: URL(fileURLWithPath: target))
+        let daemon = try DaemonProcess()
+        let link = daemon.storagePath + "/" + Self.domain + ".plist"
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
+
+        let client = try daemon.connect()
+        #expect(try client.request(#"{"op":"get","domain":"\#(Self.domain)"}"#) == #"{"ok":true,"value":{"rank":"Ensign"},"generation":0}"#)
+        #expect(try client.request(#"{"op":"set","domain":"\#(Self.domain)","key":"rank","value":"Captain"}"#) == #"{"ok":true,"generation":1}"#)
+        #expect(try client.request(#"{"op":"synchronize"}"#, timeout: 2) == #"{"ok":true}"#)
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == target, "the link stays a link")
+        #expect(try PropertyListFile.decode(Data(contentsOf: URL(fileURLWithPath: target))) == ["rank": "Captain"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == [Self.domain + ".plist"], "no debris beside the target")
+
+        // Emptied, the target holds an empty dictionary: the link is not left dangling.
+        #expect(try client.request(#"{"op":"remove","domain":"\#(Self.domain)","key":"rank"}"#) == #"{"ok":true,"generation":2}"#)
+        #expect(try client.request(#"{"op":"synchronize"}"#, timeout: 2) == #"{"ok":true}"#)
+        #expect(try PropertyListFile.decode(Data(contentsOf: URL(fileURLWithPath: link))) == [:])
+
+        // A restart reads through the link, and a stop is prompt.
+        #expect(try client.request(#"{"op":"set","domain":"\#(Self.domain)","key":"rank","value":"Admiral"}"#) == #"{"ok":true,"generation":3}"#)
+        let started = Date()
+        #expect(daemon.terminate() == 0)
+        #expect(Date().timeIntervalSince(started) < 5)
+        try daemon.restart()
+        #expect(try daemon.connect().request(#"{"op":"get","domain":"\#(Self.domain)","key":"rank"}"#) == #"{"ok":true,"value":"Admiral","generation":3}"#)
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == target)
+    }
+
+    @Test("links to a FIFO, /dev/zero and a folder are refused at once with io_error; ping is answered meanwhile")
+    func linksToWhatIsNotAFileAreRefused() throws {
+        let folder = try dotfiles()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        #expect(mkfifo(folder + "/fifo", 0o600) == 0)
+        let daemon = try DaemonProcess()
+        let targets = [("com.example.fifo", folder + "/fifo", "a FIFO"), ("com.example.zero", "/dev/zero", "a character device"),
+                       ("com.example.folder", folder, "a directory")]
+        for (domain, target, _) in targets {
+            try FileManager.default.createSymbolicLink(atPath: daemon.storagePath + "/" + domain + ".plist", withDestinationPath: target)
+        }
+        let client = try daemon.connect()
+        for (domain, _, kind) in targets {
+            let answer = try JSONParser.parse(try client.request(#"{"op":"get","domain":"\#(domain)"}"#, timeout: 1))
+            #expect(answer["error"]?["code"] == .string("io_error"), "\(domain): \(answer)")
+            guard case .string(let message)? = answer["error"]?["message"] else { continue }
+            #expect(message.contains("is \(kind), not a regular file"), "\(message)")
+            let other = try daemon.connect()
+            try other.send(#"{"op":"ping"}"#)
+            #expect(try other.readResponse(timeout: 1) == #"{"ok":true}"#)
+        }
+        #expect(daemon.anonymousResidentKiB() < 256 * 1024)
+    }
+
+    @Test("a FIFO put in place of a loaded domain's file is not read, and the domain stays as it was")
+    func aFIFOHandEdit() throws {
+        let daemon = try DaemonProcess()
+        let client = try daemon.connect()
+        #expect(try client.request(#"{"op":"set","domain":"\#(Self.domain)","key":"rank","value":"Ensign"}"#) == #"{"ok":true,"generation":1}"#)
+        #expect(try client.request(#"{"op":"synchronize"}"#) == #"{"ok":true}"#)
+        let path = daemon.storagePath + "/" + Self.domain + ".plist"
+        #expect(mkfifo(path + ".editing", 0o600) == 0)
+        #expect(rename(path + ".editing", path) == 0)
+        #expect(daemon.waitForLog("could not be read"))
+        let other = try daemon.connect()
+        try other.send(#"{"op":"ping"}"#)
+        #expect(try other.readResponse(timeout: 1) == #"{"ok":true}"#)
+        #expect(try client.request(#"{"op":"get","domain":"\#(Self.domain)"}"#) == #"{"ok":true,"value":{"rank":"Ensign"},"generation":1}"#)
+    }
+}
