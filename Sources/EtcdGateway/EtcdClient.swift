@@ -85,8 +85,8 @@ public final class EtcdClient: Sendable {
     public func range(prefix: String) async throws(EtcdError) -> EtcdRange {
         let answer = try await post("/v3/kv/range", ["key": GatewayJSON.base64(prefix), "range_end": GatewayJSON.prefixEnd(prefix)])
         return EtcdRange(
-            revision: GatewayJSON.int64(answer["header"]?["revision"]),
-            keyValues: GatewayJSON.array(answer["kvs"]).map(GatewayJSON.keyValue))
+            revision: try GatewayJSON.revision(answer["header"]?["revision"]),
+            keyValues: try GatewayJSON.array(answer["kvs"]).map { json throws(EtcdError) in try GatewayJSON.keyValue(json) })
     }
 
     /// One transaction: when every compare holds, `success` runs, else `failure`; all at one revision.
@@ -98,7 +98,7 @@ public final class EtcdClient: Sendable {
             "success": .array(success.map(GatewayJSON.operation)),
             "failure": .array(failure.map(GatewayJSON.operation)),
         ]
-        return GatewayJSON.transactionResult(try await post("/v3/kv/txn", body))
+        return try GatewayJSON.transactionResult(try await post("/v3/kv/txn", body))
     }
 
     /// Watches every key under `prefix` from `revision` on, handing each message of the stream

@@ -30,6 +30,11 @@ public struct EtcdEvent: Sendable, Hashable {
 
 /// One message of a watch stream.
 public struct EtcdWatchMessage: Sendable, Hashable {
+    /// The revisions taken from etcd: a cluster writing a million times a second would need 285
+    /// years to pass 2^53, so a larger (or negative) one is a malformed answer, never arithmetic
+    /// that overflows, and never a revision kept in the roaming journal.
+    public static let possibleRevisions: ClosedRange<Int64> = 0...(1 << 53)
+
     /// The cluster's revision when the message was sent.
     public var revision: Int64
     public var events: [EtcdEvent]
@@ -111,6 +116,13 @@ enum GatewayJSON {
         }
     }
 
+    /// A revision, checked to be one etcd can have sent (``EtcdWatchMessage/possibleRevisions``).
+    static func revision(_ json: JSON?) throws(EtcdError) -> Int64 {
+        let value = int64(json)
+        guard EtcdWatchMessage.possibleRevisions.contains(value) else { throw .malformed("an impossible revision \(value)") }
+        return value
+    }
+
     static func bool(_ json: JSON?) -> Bool {
         if case .bool(let value)? = json { return value }
         return false
@@ -121,8 +133,8 @@ enum GatewayJSON {
         return []
     }
 
-    static func keyValue(_ json: JSON) -> EtcdKeyValue {
-        EtcdKeyValue(key: text(json["key"]), value: text(json["value"]), modRevision: int64(json["mod_revision"]))
+    static func keyValue(_ json: JSON) throws(EtcdError) -> EtcdKeyValue {
+        EtcdKeyValue(key: text(json["key"]), value: text(json["value"]), modRevision: try revision(json["mod_revision"]))
     }
 
     /// The end of the range of every key that starts with `prefix`: the prefix with its last
@@ -151,25 +163,26 @@ enum GatewayJSON {
         }
     }
 
-    static func transactionResult(_ json: JSON) -> EtcdTransactionResult {
+    static func transactionResult(_ json: JSON) throws(EtcdError) -> EtcdTransactionResult {
         var reads: [EtcdKeyValue?] = []
         for response in array(json["responses"]) {
             guard let range = response["response_range"] else { continue }
-            reads.append(array(range["kvs"]).first.map(keyValue))
+            if let first = array(range["kvs"]).first { reads.append(try keyValue(first)) } else { reads.append(nil) }
         }
         return EtcdTransactionResult(
-            succeeded: bool(json["succeeded"]), revision: int64(json["header"]?["revision"]), reads: reads)
+            succeeded: bool(json["succeeded"]), revision: try revision(json["header"]?["revision"]), reads: reads)
     }
 
     static func watchMessage(_ json: JSON) throws(EtcdError) -> EtcdWatchMessage {
         if let error = json["error"] { throw refusal(error) }
         guard let result = json["result"] else { throw .malformed("a watch message without a result") }
-        let events = array(result["events"]).map { event in
-            EtcdEvent(kind: event["type"] == .string("DELETE") ? .delete : .put, keyValue: keyValue(event["kv"] ?? .null))
+        var events: [EtcdEvent] = []
+        for event in array(result["events"]) {
+            events.append(EtcdEvent(kind: event["type"] == .string("DELETE") ? .delete : .put, keyValue: try keyValue(event["kv"] ?? .null)))
         }
-        let compact = int64(result["compact_revision"])
+        let compact = try revision(result["compact_revision"])
         return EtcdWatchMessage(
-            revision: int64(result["header"]?["revision"]), events: events, compactRevision: compact > 0 ? compact : nil,
+            revision: try revision(result["header"]?["revision"]), events: events, compactRevision: compact > 0 ? compact : nil,
             canceled: bool(result["canceled"]))
     }
 

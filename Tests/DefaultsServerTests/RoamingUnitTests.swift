@@ -72,11 +72,41 @@ struct RoamingUnitTests {
             try GatewayJSON.watchMessage(JSONParser.parse(#"{"error":{"grpc_code":14,"http_code":503,"message":"etcdserver: no leader","code":14}}"#))
         }
         // A failed transaction: the guard did not hold; its reads say what is there.
-        let failed = GatewayJSON.transactionResult(try JSONParser.parse("""
+        let failed = try GatewayJSON.transactionResult(try JSONParser.parse("""
             {"header":{"revision":"12"},"responses":[{"response_range":{"kvs":[{"key":"\(b64("/p/d/k"))","mod_revision":"11","value":"\(b64("x"))"}],"count":"1"}},{"response_range":{}}]}
             """))
         #expect(!failed.succeeded && failed.revision == 12)
         #expect(failed.reads == [EtcdKeyValue(key: "/p/d/k", value: "x", modRevision: 11), nil])
+    }
+
+    @Test("a journal holding an impossible revision is read as none: the next start reads etcd whole")
+    func impossibleJournal() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("journal-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let journal = RoamingJournal(files: DomainFiles(directory: directory, format: .xml))
+        try journal.write(RoamingJournal.Contents(prefix: "/p/", revision: .max, seen: ["/p/d/k": -5, "/p/d/j": 7], queue: []))
+        #expect(journal.load(prefix: "/p/") == RoamingJournal.Contents(prefix: "/p/", revision: 0, seen: [:], queue: []))
+        try journal.write(RoamingJournal.Contents(prefix: "/p/", revision: 9, seen: ["/p/d/k": -5, "/p/d/j": 7], queue: []))
+        #expect(journal.load(prefix: "/p/") == RoamingJournal.Contents(prefix: "/p/", revision: 9, seen: ["/p/d/j": 7], queue: []))
+    }
+
+    @Test("a revision etcd cannot have sent is a malformed answer, never an overflow later")
+    func impossibleRevisions() throws {
+        let b64 = { (text: String) in Data(text.utf8).base64EncodedString() }
+        for revision in ["9223372036854775807", "-1", String(EtcdWatchMessage.possibleRevisions.upperBound + 1)] {
+            #expect(throws: EtcdError.malformed("an impossible revision \(Int64(revision)!)")) {
+                try GatewayJSON.watchMessage(JSONParser.parse(#"{"result":{"header":{"revision":"\#(revision)"}}}"#))
+            }
+            #expect(throws: EtcdError.self) {
+                try GatewayJSON.watchMessage(JSONParser.parse("""
+                    {"result":{"header":{"revision":"9"},"events":[{"kv":{"key":"\(b64("/p/d/k"))","mod_revision":"\(revision)","value":"\(b64("v"))"}}]}}
+                    """))
+            }
+            #expect(throws: EtcdError.self) {
+                try GatewayJSON.transactionResult(JSONParser.parse(#"{"header":{"revision":"\#(revision)"},"succeeded":true}"#))
+            }
+        }
     }
 
     @Test("a configuration section becomes dotted keys, each its own option")

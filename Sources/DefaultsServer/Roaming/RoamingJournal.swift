@@ -1,4 +1,5 @@
 import DefaultsCore
+import EtcdGateway
 import FoundationEssentials
 
 /// The roaming link's file, `.defaultsd-roaming.plist` beside the domain files: the last
@@ -26,12 +27,15 @@ struct RoamingJournal: Sendable {
         let empty = Contents(prefix: prefix, revision: 0, seen: [:], queue: [])
         guard case .success(let file) = RegularFile.read(atPath: path, maximumBytes: PropertyListLimits.maximumFileBytes),
             let values = try? PropertyListFile.decode(file.data),
-            values["prefix"] == .string(prefix), case .integer(let revision)? = values["revision"]
+            values["prefix"] == .string(prefix), case .integer(let revision)? = values["revision"],
+            EtcdWatchMessage.possibleRevisions.contains(revision)
         else { return empty }
         var contents = empty
         contents.revision = revision
         if case .dictionary(let seen)? = values["seen"] {
-            for (key, value) in seen { if case .integer(let revision) = value { contents.seen[key] = revision } }
+            for (key, value) in seen {
+                if case .integer(let revision) = value, EtcdWatchMessage.possibleRevisions.contains(revision) { contents.seen[key] = revision }
+            }
         }
         if case .dictionary(let queue)? = values["queue"] {
             for (name, keys) in queue {
