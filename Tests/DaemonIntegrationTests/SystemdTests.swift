@@ -47,7 +47,8 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let first = try daemon.connect()
         let second = try daemon.connect()
-        try first.request(#"{"op":"get","domain":"com.status"}"#)
+        // A subscription keeps its domain in memory (a plain read of a domain that does not exist would not).
+        try first.request(#"{"op":"subscribe","domains":["com.status"]}"#)
         try second.request(#"{"op":"ping"}"#)
         let messages = try #require(notify.receive(until: "STATUS=2 clients, 1 domain loaded, 0 dirty"))
         #expect(messages.last == "STATUS=2 clients, 1 domain loaded, 0 dirty")
@@ -243,7 +244,7 @@ import Testing
         #expect(lines.contains(#"fileFormat                     = "binary"  # \#(config)"#))
         #expect(lines.contains("coalesceMilliseconds           = 7  # --coalesce-ms"))
         #expect(lines.contains(#"roaming.endpoints              = []  # default"#))
-        #expect(lines.count == 24)  // the header, the 14 keys and the 9 of the roaming section
+        #expect(lines.count == 25)  // the header, the 15 keys and the 9 of the roaming section
     }
 
     @Test func journaldLinesCarryTheirPriority() throws {

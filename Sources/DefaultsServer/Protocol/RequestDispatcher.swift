@@ -188,7 +188,7 @@ struct RequestDispatcher {
                 throw DefaultsError(.missingParameter, "subscribe needs \"domains\" or \"all\":true")
             }
             var generations: [DomainName: Int64] = [:]
-            for domain in domains { generations[domain] = try store.state(of: domain).generation }
+            for domain in domains { generations[domain] = try store.stateKeptInMemory(of: domain).generation }
             server.notifier.subscribe(sink, to: domains)
             return Reply([("generations", .generations(generations))])
 

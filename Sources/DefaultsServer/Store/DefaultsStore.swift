@@ -63,8 +63,19 @@ final class DefaultsStore {
 
     // MARK: - Reading
 
-    /// The values of a domain and its generation; loads the domain on first use.
+    /// The values of a domain and its generation; loads the domain on first use. A domain that
+    /// holds nothing is answered without being kept in memory: reading domains that do not
+    /// exist leaves nothing behind (a file made for one later is read on its next use).
     func state(of domain: DomainName) throws(DefaultsError) -> DomainState {
+        if let index = table.index(of: domain) { return table[index] }
+        let values = try read(domain)
+        if values.isEmpty { return DomainState(values: [:], generation: table.ledgerGeneration(of: domain)) }
+        return table[table.insert(domain, values: values)]
+    }
+
+    /// Like ``state(of:)``, and keeps the domain in memory even when it holds nothing, so that
+    /// a file made for it later is compared and announced (`subscribe`).
+    func stateKeptInMemory(of domain: DomainName) throws(DefaultsError) -> DomainState {
         table[try index(loading: domain)]
     }
 
@@ -200,6 +211,12 @@ final class DefaultsStore {
     // MARK: - Loading
 
     private func load(_ domain: DomainName) throws(DefaultsError) -> Dictionary<DomainName, DomainState>.Index {
+        table.insert(domain, values: try read(domain))
+    }
+
+    /// A domain's values as its file holds them; empty without a file, or with one that could
+    /// not be parsed (moved aside).
+    private func read(_ domain: DomainName) throws(DefaultsError) -> [String: PlistValue] {
         var values: [String: PlistValue] = [:]
         switch try files.load(domain) {
         case .missing: break
@@ -210,6 +227,6 @@ final class DefaultsStore {
                 metadata: ["domain": "\(domain)", "reason": "\(reason)", "movedTo": "\(movedTo)"])
         }
         logger.debug("loaded domain", metadata: ["domain": "\(domain)", "keys": "\(values.count)"])
-        return table.insert(domain, values: values)
+        return values
     }
 }

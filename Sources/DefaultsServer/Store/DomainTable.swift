@@ -34,9 +34,15 @@ final class DomainTable: SnapshotSource {
     /// Adds a domain just read from its file, with the generation the ledger has for it.
     func insert(_ domain: DomainName, values: [String: PlistValue]) -> Dictionary<DomainName, DomainState>.Index {
         eventLoop.preconditionInEventLoop()
-        if ledger == nil { ledger = GenerationLedger(files: files).load() }
-        states[domain] = DomainState(values: values, generation: ledger?[domain] ?? 0)
+        states[domain] = DomainState(values: values, generation: ledgerGeneration(of: domain))
         return states.index(forKey: domain)!
+    }
+
+    /// The generation the ledger has for a domain not in memory: 0 for one never changed.
+    func ledgerGeneration(of domain: DomainName) -> Int64 {
+        eventLoop.preconditionInEventLoop()
+        if ledger == nil { ledger = GenerationLedger(files: files).load() }
+        return ledger?[domain] ?? 0
     }
 
     /// The values of the dirty domains (copy-on-write: nothing is copied until the loop writes
@@ -44,7 +50,9 @@ final class DomainTable: SnapshotSource {
     func snapshot(of dirty: Set<DomainName>) -> WriteBehind.Snapshot {
         eventLoop.preconditionInEventLoop()
         var generations = ledger ?? [:]
-        for (domain, state) in states { generations[domain] = state.generation }
+        // Generation 0 is every domain never changed: the ledger keeps none of them, so reading
+        // domains that do not exist leaves nothing on disk.
+        for (domain, state) in states where state.generation > 0 { generations[domain] = state.generation }
         ledger = generations
         return WriteBehind.Snapshot(domains: dirty.map { ($0, states[$0]?.values ?? [:]) }, generations: generations)
     }
