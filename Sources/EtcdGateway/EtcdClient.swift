@@ -44,6 +44,13 @@ public final class EtcdClient: Sendable {
         /// until etcd's own timeout (about 6 s) even though the election takes well under a second;
         /// by the time the next member is asked, there is a leader again.
         public var requestTimeout: TimeAmount = .seconds(1)
+        /// The most bytes one answer, or one line of the watch stream, may hold. etcd refuses
+        /// requests over 1.5 MiB by default, so one value is smaller than that; a larger answer
+        /// is malformed, never buffered.
+        public var maximumMessageBytes = 32 << 20
+        /// How many keys one page of a range asks for: a range is read in pages, each within
+        /// ``maximumMessageBytes``, all at the revision of the first.
+        public var keysPerPage = 16
 
         public init(endpoints: [String]) { self.endpoints = endpoints }
     }
@@ -65,6 +72,8 @@ public final class EtcdClient: Sendable {
         http.timeout = .init(connect: configuration.connectTimeout, read: nil)
         http.decompression = .disabled
         http.httpVersion = .http1Only
+        // A member that redirects is not followed: the request carries the auth token.
+        http.redirectConfiguration = .disallow
         if configuration.endpoints.contains(where: { $0.hasPrefix("https:") }) || configuration.certificateFile != nil {
             var tls = TLSConfiguration.makeClientConfiguration()
             if let ca = configuration.trustedCAFile { tls.trustRoots = .file(ca) }
@@ -81,12 +90,28 @@ public final class EtcdClient: Sendable {
 
     // MARK: - Requests
 
-    /// Every key that starts with `prefix`, at the cluster's current revision.
+    /// Every key that starts with `prefix`, at the cluster's current revision, read in pages of
+    /// ``Configuration/keysPerPage`` keys, each page at the revision of the first.
     public func range(prefix: String) async throws(EtcdError) -> EtcdRange {
-        let answer = try await post("/v3/kv/range", ["key": GatewayJSON.base64(prefix), "range_end": GatewayJSON.prefixEnd(prefix)])
-        return EtcdRange(
-            revision: try GatewayJSON.revision(answer["header"]?["revision"]),
-            keyValues: try GatewayJSON.array(answer["kvs"]).map { json throws(EtcdError) in try GatewayJSON.keyValue(json) })
+        var keyValues: [EtcdKeyValue] = []
+        var revision: Int64?
+        var start = GatewayJSON.base64(prefix)
+        while true {
+            var body: [String: JSON] = [
+                "key": start, "range_end": GatewayJSON.prefixEnd(prefix), "limit": .string(String(configuration.keysPerPage)),
+            ]
+            if let revision { body["revision"] = .string(String(revision)) }
+            let answer = try await post("/v3/kv/range", .object(body))
+            let page = try GatewayJSON.array(answer["kvs"]).map { json throws(EtcdError) in try GatewayJSON.keyValue(json) }
+            if revision == nil { revision = try GatewayJSON.revision(answer["header"]?["revision"]) }
+            keyValues += page
+            guard GatewayJSON.bool(answer["more"]), case .string(let last)? = GatewayJSON.array(answer["kvs"]).last?["key"],
+                let lastKey = Data(base64Encoded: last)
+            else { break }
+            // The next page starts right after the last key: that key with a zero byte appended.
+            start = .string((lastKey + [0]).base64EncodedString())
+        }
+        return EtcdRange(revision: revision ?? 0, keyValues: keyValues)
     }
 
     /// One transaction: when every compare holds, `success` runs, else `failure`; all at one revision.
@@ -115,7 +140,7 @@ public final class EtcdClient: Sendable {
             ]
         ]
         let response = try await send("/v3/watch", body, streaming: true)
-        // The gateway writes one JSON message per line.
+        // The gateway writes one JSON message per line; a line longer than the limit is malformed.
         var pending = ByteBuffer()
         for try await part in response.body {
             pending.writeImmutableBuffer(part)
@@ -129,6 +154,9 @@ public final class EtcdClient: Sendable {
                 let message = try GatewayJSON.watchMessage(json)
                 try await receive(message)
                 if message.canceled { return }
+            }
+            guard pending.readableBytes <= configuration.maximumMessageBytes else {
+                throw EtcdError.malformed("a watch line longer than \(configuration.maximumMessageBytes) bytes")
             }
             pending.discardReadBytes()
         }
@@ -147,7 +175,13 @@ public final class EtcdClient: Sendable {
             throw .unreachable("\(error)")
         }
         let bytes: ByteBuffer
-        do { bytes = try await response.body.collect(upTo: 256 << 20) } catch { throw .unreachable("\(error)") }
+        do {
+            bytes = try await response.body.collect(upTo: configuration.maximumMessageBytes)
+        } catch is NIOTooManyBytesError {
+            throw .malformed("an answer longer than \(configuration.maximumMessageBytes) bytes")
+        } catch {
+            throw .unreachable("\(error)")
+        }
         do { return try JSONParser.parse(Array(bytes.readableBytesView)) } catch { throw .malformed("a body that is not JSON") }
     }
 

@@ -23,7 +23,7 @@ struct RoamingConfigurationTests {
 
     @Test("credentials in a file others can read: exit 78, the password never printed")
     func readableCredentialsAreRefused() throws {
-        let text = #"{ roaming: { endpoints: ["http://127.0.0.1:1"], domains: ["com.example.a"], user: "ada", password: "s3cret-pw" } }"#
+        let text = #"{ roaming: { endpoints: ["https://127.0.0.1:1"], domains: ["com.example.a"], user: "ada", password: "s3cret-pw" } }"#
         let open = try configuration(text, mode: 0o644)
         defer { try? FileManager.default.removeItem(atPath: open) }
         let refused = try daemon(["--config", open, "--print-config"])
@@ -38,6 +38,26 @@ struct RoamingConfigurationTests {
         #expect(printed.output.contains(#"roaming.password"#) && printed.output.contains("(set; not shown)"))
         #expect(printed.output.contains(#"roaming.domains"#) && printed.output.contains(#"["com.example.a"]"#))
         #expect(!printed.output.contains("s3cret-pw"))
+    }
+
+    @Test("a password over http:// is refused unless the configuration allows it: exit 78, the password never printed")
+    func aPasswordOverHTTP() throws {
+        let plain = try configuration(
+            #"{ roaming: { endpoints: ["https://127.0.0.1:1", "http://127.0.0.1:2"], domains: ["com.example.a"], user: "ada", password: "s3cret-pw" } }"#,
+            mode: 0o600)
+        defer { try? FileManager.default.removeItem(atPath: plain) }
+        let refused = try daemon(["--config", plain, "--print-config"])
+        #expect(refused.status == 78)
+        #expect(refused.output.contains(
+            "http://127.0.0.1:2 would carry the etcd password unencrypted; use https://, or set roaming.sendPasswordOverHTTP to true"))
+        #expect(!refused.output.contains("s3cret-pw"))
+        let allowed = try configuration(
+            #"{ roaming: { endpoints: ["http://127.0.0.1:2"], domains: ["com.example.a"], user: "ada", password: "s3cret-pw", sendPasswordOverHTTP: true } }"#,
+            mode: 0o600)
+        defer { try? FileManager.default.removeItem(atPath: allowed) }
+        let printed = try daemon(["--config", allowed, "--print-config"])
+        #expect(printed.status == 0)
+        #expect(printed.output.contains("roaming.sendPasswordOverHTTP   = true"))
     }
 
     @Test("a roaming section that cannot work is refused with the key named: exit 78")
@@ -68,6 +88,41 @@ struct RoamingConfigurationTests {
         #expect(run.status == 0)
         #expect(run.output == "Roaming is off: the daemon's configuration has no roaming section.\n")
         #expect(!daemon.storageListing().contains(".defaultsd-roaming.plist"))
+    }
+
+    @Test("a remote change past this machine's size limit is refused there, and the domain stops roaming, as defaults roaming says")
+    func aRemoteChangePastTheLimitStopsRoaming() throws {
+        let machines = try RoamingMachines(hosts: ["A"])
+        try machines.start("B", arguments: ["--max-domain-bytes", "65536"])
+        try machines.waitAllOnline()
+        #expect(try machines.set("A", "small", "1")["ok"] == true)
+        try machines.waitForValues("B", ["small": 1])
+        #expect(try machines.set("A", "large", "\"\(String(repeating: "x", count: 100_000))\"")["ok"] == true)
+        let state = try machines.waitFor("B") { $0["stopped"]?[RoamingMachines.domain] != nil }
+        #expect(state["domains"] == .array([]))
+        #expect(machines["B"].waitForLog("a domain stopped roaming"))
+        #expect(try machines.values("B") == ["small": 1], "B keeps the domain as it was")
+        let run = try FinishedRun.run(Self.defaults, ["roaming"], environment: machines["B"].clientEnvironment)
+        #expect(run.output.contains("""
+            No domain roams.
+            Domains that stopped roaming (reload the daemon to try again):
+                \(RoamingMachines.domain): domain \(RoamingMachines.domain) would be
+            """))
+        // B's own writes stay local now.
+        #expect(try machines.set("B", "local", "2")["ok"] == true)
+        #expect(try machines.cluster.keys(prefix: machines.prefix).allSatisfy { !$0.hasSuffix("/local") })
+    }
+
+    @Test("a first read of more keys than one page of a range holds takes every key, at one revision")
+    func aFirstReadIsPaginated() throws {
+        let machines = try RoamingMachines(hosts: ["A"])
+        try machines.waitOnline("A")
+        let members = (0..<50).map { #""key\#($0)":\#($0)"# }.joined(separator: ",")
+        let client = try machines["A"].connect()
+        #expect(try client.request(#"{"op":"apply","domain":"\#(RoamingMachines.domain)","set":{\#(members)}}"#) == #"{"ok":true,"generation":1}"#)
+        try machines.waitFor("A") { $0["queue"] == .integer(0) }
+        try machines.start("B")
+        try machines.waitForValues("B", .object(Dictionary(uniqueKeysWithValues: (0..<50).map { ("key\($0)", JSON.integer(Int64($0))) })))
     }
 
     @Test("defaults roaming: online with the domains, then offline with the queue, in text and JSON")

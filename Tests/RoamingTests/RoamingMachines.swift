@@ -31,16 +31,17 @@ final class RoamingMachines: @unchecked Sendable {
     func writeConfiguration(host: String, domains: [String]) throws {
         let list = domains.map { "\"\($0)\"" }.joined(separator: ", ")
         let endpoints = cluster.endpoints.map { "\"\($0)\"" }.joined(separator: ", ")
-        let login = credentials.map { #", user: "\#($0.user)", password: "\#($0.password)""# } ?? ""
+        // The cluster is on loopback, so the password may travel over http://.
+        let login = credentials.map { #", user: "\#($0.user)", password: "\#($0.password)", sendPasswordOverHTTP: true"# } ?? ""
         try """
             { roaming: { endpoints: [\(endpoints)], domains: [\(list)], prefix: "\(prefix)", hostName: "\(host)"\(login) } }
             """.write(toFile: configurationPath(host), atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: configurationPath(host))
     }
 
-    func start(_ host: String, domains: [String] = [RoamingMachines.domain]) throws {
+    func start(_ host: String, domains: [String] = [RoamingMachines.domain], arguments: [String] = []) throws {
         try writeConfiguration(host: host, domains: domains)
-        machines[host] = try DaemonProcess(arguments: ["--config", configurationPath(host)])
+        machines[host] = try DaemonProcess(arguments: ["--config", configurationPath(host)] + arguments)
     }
 
     /// The `roaming` member of `stats` on `host`.

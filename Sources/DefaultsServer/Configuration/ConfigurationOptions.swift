@@ -259,6 +259,16 @@ extension ConfigurationOption {
                 return true
             },
             current: { $0.roaming.password == nil ? .null : .string("(set; not shown)") }),
+        ConfigurationOption(
+            key: "roaming.sendPasswordOverHTTP", flag: nil,
+            summary: "Lets roaming.password travel over http:// endpoints, unencrypted (a cluster on loopback). Default: false, and such a configuration exits 78.",
+            expected: "true or false", needsRestart: true,
+            apply: { value, configuration in
+                guard case .bool(let allowed) = value else { return false }
+                configuration.roaming.sendPasswordOverHTTP = allowed
+                return true
+            },
+            current: { .bool($0.roaming.sendPasswordOverHTTP) }),
         optionalText(
             "roaming.certificateFile", "PEM client certificate, for a cluster that asks for one (with roaming.privateKeyFile).",
             path: true, \.certificateFile),

@@ -26,6 +26,9 @@ public struct RoamingConfiguration: Sendable, Hashable {
     public var certificateFile: String?
     public var privateKeyFile: String?
     public var trustedCAFile: String?
+    /// Whether the password may travel over `http://`, where anyone on the path reads it: only
+    /// when the configuration says so (a cluster on loopback, or a trusted network).
+    public var sendPasswordOverHTTP = false
 
     public var isEnabled: Bool { !endpoints.isEmpty }
 
@@ -69,6 +72,11 @@ public struct RoamingConfiguration: Sendable, Hashable {
         }
         if (user == nil) != (password == nil) {
             return ConfigurationError(file: file, key: "roaming.user", message: "roaming.user and roaming.password go together")
+        }
+        if password != nil, !sendPasswordOverHTTP, let plain = endpoints.first(where: { $0.hasPrefix("http://") }) {
+            return ConfigurationError(
+                file: file, key: "roaming.endpoints",
+                message: "\(plain) would carry the etcd password unencrypted; use https://, or set roaming.sendPasswordOverHTTP to true")
         }
         if (certificateFile == nil) != (privateKeyFile == nil) {
             return ConfigurationError(

@@ -244,6 +244,7 @@ struct RequestDispatcher {
             ("prefix", .string(roaming.keys.prefix)),
             ("endpoints", .strings(roaming.endpoints)),
             ("domains", .strings(roaming.domains.map(\.rawValue))),
+            ("stopped", .object(Reply(roaming.stopped.sorted { $0.key < $1.key }.map { ($0.key.rawValue, .string($0.value)) }))),
             ("revision", .integer(roaming.revision)),
             ("queue", .integer(Int64(roaming.queueLength))),
             ("transactions", .integer(Int64(roaming.transactions))),

@@ -56,6 +56,9 @@ final class RoamingState {
     private let journalWriter: NIOThreadPool
     private let logger: Logger
     private var roamingDomains: Set<DomainName>
+    /// Domains configured to roam that stopped, with the reason: a remote change would have
+    /// made one larger than this machine's limit. A reload that still names one tries again.
+    private(set) var stopped: [DomainName: String] = [:]
 
     /// The highest revision applied from the watch or a full read; the watch resumes after it.
     private(set) var revision: Int64 = 0
@@ -119,6 +122,7 @@ final class RoamingState {
         let updated = Set(domains.filter { !$0.isCurrentHost })
         let added = updated.subtracting(roamingDomains)
         roamingDomains = updated
+        stopped = [:]
         queue = queue.filter { updated.contains($0.key.domain) }
         return added.sorted()
     }
@@ -295,8 +299,16 @@ final class RoamingState {
 
     private func apply(_ remote: RemoteChanges) {
         for (_, change) in remote.byDomain.sorted(by: { $0.key < $1.key }) {
+            let domain = change.changes.domain
+            guard roamingDomains.contains(domain) else { continue }
             do {
                 try store.applyRoaming(change.changes, host: change.host.isEmpty ? nil : change.host)
+            } catch where error.code == .tooLarge {
+                roamingDomains.remove(domain)
+                queue = queue.filter { $0.key.domain != domain }
+                stopped[domain] = error.message
+                logger.error("a domain stopped roaming: a change from another machine would pass this machine's size limit", metadata: [
+                    "domain": "\(domain)", "host": "\(change.host)", "error": "\(error.message)"])
             } catch {
                 logger.error("could not apply a roaming change", metadata: [
                     "domain": "\(change.changes.domain)", "error": "\(error.message)"])

@@ -151,8 +151,9 @@ final class DefaultsStore {
     }
 
     /// Applies a change another machine made, taken from etcd: it was checked where it was
-    /// made, and every machine must take it for all of them to converge, so the size limit and
-    /// the checks are not applied again (a forced key still reads as forced).
+    /// made, and every machine must take it for all of them to converge, so the checks are not
+    /// applied again (a forced key still reads as forced). This machine's size limit still
+    /// holds: a change past it is refused with `too_large`, and the domain stops roaming.
     func applyRoaming(_ changeset: Changeset, host: String?) throws(DefaultsError) {
         _ = try apply(changeset, origin: .roaming(host: host), to: &table[try index(loading: changeset.domain)], checked: false)
     }
@@ -161,12 +162,12 @@ final class DefaultsStore {
         _ changeset: Changeset, origin: Origin, to state: inout DomainState, checked: Bool = true
     ) throws(DefaultsError) -> Int64 {
         let change = state.prepare(changeset)
+        if change.newSize > maximumDomainBytes && change.newSize > state.size {
+            throw DefaultsError(
+                .tooLarge,
+                "domain \(changeset.domain) would be \(change.newSize) bytes; the limit is \(maximumDomainBytes)")
+        }
         if checked {
-            if change.newSize > maximumDomainBytes && change.newSize > state.size {
-                throw DefaultsError(
-                    .tooLarge,
-                    "domain \(changeset.domain) would be \(change.newSize) bytes; the limit is \(maximumDomainBytes)")
-            }
             if changeset.domain.isCurrentHost, files.machineID == nil { throw MachineID.refusal(writing: changeset.domain) }
             for check in checks { if let refusal = check.check(changeset) { throw refusal } }
         }

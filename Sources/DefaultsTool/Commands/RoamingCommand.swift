@@ -28,6 +28,10 @@ extension Command {
         text += "Changes waiting to be sent: \(Command.text(roaming["queue"]))\n"
         let domains = Command.texts(roaming["domains"])
         text += domains.isEmpty ? "No domain roams.\n" : "Domains that roam:\n" + domains.map { "    \($0)\n" }.joined()
+        if case .object(let stopped)? = roaming["stopped"], !stopped.isEmpty {
+            text += "Domains that stopped roaming (reload the daemon to try again):\n"
+            text += stopped.sorted { $0.key < $1.key }.map { "    \($0.key): \(Command.text($0.value))\n" }.joined()
+        }
         console.print(text)
     }
 
