@@ -4,6 +4,7 @@
 #   make test    build and run every test
 #   make settings  build and start the Settings app (defaultsd-settings) on the daemon's default socket
 #   make bench   release build, then the benchmark (docs/PERFORMANCE.md)
+#   make fuzz    every parser's fuzz harness under libFuzzer, FUZZ_SECONDS each (docs/RELIABILITY.md)
 #   make install PREFIX=/usr/local DESTDIR=
 
 SWIFT     ?= swift
@@ -34,7 +35,7 @@ BINDIR     = $(PREFIX)/bin
 UNITDIR    = $(PREFIX)/lib/systemd
 DATADIR    = $(PREFIX)/share/defaultsd
 
-.PHONY: all build run test settings bench install clean deps-build deps-test deps-bench
+.PHONY: all build run test settings bench fuzz install clean deps-build deps-test deps-bench
 
 all: build
 
@@ -68,8 +69,11 @@ settings: build
 # Every test is written with Swift Testing; --disable-xctest keeps XCTest's empty summary out.
 # The tests built on the third-party corpus (../shared, or $$DEFAULTSD_SHARED) run where it is present.
 SHARED_CORPUS = $${DEFAULTSD_SHARED:-../shared}/corpus
+# Before the tests, each fuzz harness runs briefly: FUZZ_TEST_SECONDS each, 30 in CI.
+FUZZ_TEST_SECONDS ?= $(if $(filter true,$(CI)),30,10)
 test: deps-test
 	$(SWIFT) build --build-tests
+	fuzz/run $(FUZZ_TEST_SECONDS)
 	@[ -d "$(SHARED_CORPUS)/settings-bundles" ] && [ -d "$(SHARED_CORPUS)/json-test-suite" ] || \
 		echo "Note: no shared corpus at $(SHARED_CORPUS); the tests built on it are skipped, every other test runs."
 	$(SWIFT) test --disable-xctest
@@ -83,6 +87,11 @@ bench: deps-bench
 	$(SWIFT) build $(RELEASE) --product defaultsd-client-bench
 	.build/release/defaultsd-bench $(ARGS)
 	.build/release/defaultsd-client-bench
+
+# Every parser's harness under libFuzzer with the address sanitizer, one after another (fuzz/run).
+FUZZ_SECONDS ?= 600
+fuzz: deps-build
+	fuzz/run $(FUZZ_SECONDS)
 
 # Binaries, shell completions for defaults, the systemd user and system units (with their ExecStart pointing at BINDIR),
 # and the reference configuration. Nothing under /etc is touched.

@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "DefaultsClient", targets: ["DefaultsClient"]),
         .executable(name: "BridgeControl", targets: ["BridgeControl"]),
         .executable(name: "defaultsd-client-bench", targets: ["DefaultsClientBench"]),
+        .executable(name: "defaultsd-fuzz", targets: ["defaultsd-fuzz"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
@@ -34,6 +35,11 @@ let package = Package(
 
         // Settings bundles: parsing, localisation, diagnostics, defaults, write checks, rendering.
         .target(name: "SettingsBundles", dependencies: ["DefaultsCore"]),
+
+        // The fuzz harness of every parser (docs/RELIABILITY.md), and the executable that runs one
+        // under libFuzzer (`make fuzz`) or replays inputs through it.
+        .target(name: "FuzzHarnesses", dependencies: ["DefaultsCore", "SettingsBundles"]),
+        .executableTarget(name: "defaultsd-fuzz", dependencies: ["FuzzHarnesses"]),
 
         // etcd v3 through its JSON gateway: ranges, transactions and the streaming watch, over the
         // members of a cluster in turn (docs/ROAMING.md).
@@ -193,6 +199,8 @@ let package = Package(
             ]
         ),
         .testTarget(name: "DefaultsToolTests", dependencies: ["DefaultsTool", "DefaultsCore"]),
+        // Every kept fuzz input (fuzz/seeds, fuzz/regressions) through its harness.
+        .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzHarnesses", "DaemonTestSupport"]),
         .testTarget(
             name: "SettingsBundleTests",
             dependencies: ["SettingsBundles", "DefaultsCore", "DaemonTestSupport", "SharedCorpus"],

@@ -1,0 +1,71 @@
+import DefaultsCore
+import FoundationEssentials
+import SettingsBundles
+
+/// The coverage-guided fuzz harness of every parser that takes input from outside: request
+/// lines and wire values (JSON), the three property-list formats, and `.strings` files. Each
+/// harness feeds one input to its parser and, where the parser accepts it, checks the round
+/// trip: decode → encode → decode gives the first decode again. A failed check traps, which is
+/// what libFuzzer reports as a crash.
+///
+/// The same code runs under libFuzzer (`make fuzz`, through `defaultsd-fuzz`) and over every
+/// input kept in `fuzz/seeds` and `fuzz/regressions` in the ordinary tests.
+///
+/// ```swift
+/// FuzzHarness.binaryPropertyList.run(Array(bytes))   // returns, or traps on a broken invariant
+/// ```
+public enum FuzzHarness: String, CaseIterable, Sendable {
+    case json
+    case xmlPropertyList = "xml-plist"
+    case binaryPropertyList = "binary-plist"
+    case oldStylePropertyList = "old-style-plist"
+    case stringsFile = "strings"
+
+    public func run(_ bytes: [UInt8]) {
+        switch self {
+        case .json: Self.json(bytes)
+        case .xmlPropertyList:
+            guard let value = try? XMLPropertyList.decode(bytes) else { return }
+            Self.expectRoundTrips(value, through: "XML") { try XMLPropertyList.decode(XMLPropertyList.encode($0)) }
+            Self.expectRoundTrips(value, through: "binary") { try BinaryPropertyList.decode(BinaryPropertyList.encode($0)) }
+        case .binaryPropertyList:
+            guard let value = try? BinaryPropertyList.decode(bytes) else { return }
+            Self.expectRoundTrips(value, through: "binary") { try BinaryPropertyList.decode(BinaryPropertyList.encode($0)) }
+        case .oldStylePropertyList:
+            // The text path of PropertyListFile: encodings detected, then the old-style grammar.
+            guard !BinaryPropertyList.isBinary(bytes), let value = try? PropertyListFile.decodeValue(Data(bytes)) else { return }
+            Self.expectRoundTrips(value, through: "XML") { try XMLPropertyList.decode(XMLPropertyList.encode($0)) }
+        case .stringsFile:
+            _ = StringsFile.read(Data(bytes), path: "fuzz.strings")
+        }
+    }
+
+    /// A request line as the daemon reads it: the whole line checked, its members found, and a
+    /// value taken as a property-list value where it is one.
+    private static func json(_ bytes: [UInt8]) {
+        guard let json = try? JSONParser.parse(bytes) else {
+            precondition((try? JSONParser.parseObjectMembers(bytes)) == nil, "parseObjectMembers accepted what parse refused")
+            return
+        }
+        var writer = JSONWriter()
+        writer.json(json)
+        let again = try? JSONParser.parse(writer.bytes)
+        precondition(again == json, "JSON does not round-trip: \(json) → \(String(decoding: writer.bytes, as: UTF8.self))")
+        if case .object = json {
+            precondition((try? JSONParser.parseObjectMembers(bytes)) != nil, "parseObjectMembers refused an object parse accepted")
+        }
+        guard let value = try? WireValue.decode(json) else { return }
+        let wire = WireValue.encode(value)
+        precondition(wire.count == WireValue.encodedSize(of: value), "encodedSize disagrees with the encoding of \(value)")
+        let decoded = try? WireValue.decode(try JSONParser.parse(wire))
+        precondition(decoded == value, "a wire value does not round-trip: \(value)")
+    }
+
+    private static func expectRoundTrips(
+        _ value: PlistValue, through format: String, _ roundTrip: (PlistValue) throws -> PlistValue
+    ) {
+        let again: PlistValue
+        do { again = try roundTrip(value) } catch { preconditionFailure("\(format) refuses what it wrote of \(value): \(error)") }
+        precondition(again == value, "\(format) does not round-trip: \(value) → \(again)")
+    }
+}
