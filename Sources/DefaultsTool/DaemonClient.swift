@@ -23,6 +23,8 @@ public final class DaemonClient {
         self.socketPath = socketPath
         do {
             socket = try LineSocket(path: socketPath)
+        } catch let refusal as DefaultsError {
+            throw ToolError.daemonUnavailable(refusal.message)
         } catch {
             throw ToolError.daemonUnavailable(
                 "defaultsd is not running at \(socketPath); start it with `systemctl --user start defaultsd.socket` or run `defaultsd`")

@@ -35,7 +35,11 @@ public final class LineSocket {
     /// Event lines read while waiting for a response, oldest first.
     public private(set) var pendingEvents: [String] = []
 
+    /// Connects to the daemon's socket at `path`, after checking whom it talks to
+    /// (``SocketTrust``): a socket directory another user could write, or a server running as
+    /// another user, is refused with a `not_permitted` ``DefaultsError`` before anything is sent.
     public init(path: String) throws {
+        try SocketTrust.checkDirectory(ofSocket: path)
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket(): \(String(cString: strerror(errno)))") }
         var address = sockaddr_un()
@@ -58,6 +62,12 @@ public final class LineSocket {
             let message = String(cString: strerror(errno))
             close(fd)
             throw Failure(description: "connect(\(path)): \(message)")
+        }
+        do throws(DefaultsError) {
+            try SocketTrust.checkServer(PeerCredentials.of(descriptor: fd))
+        } catch {
+            close(fd)
+            throw error
         }
         fileDescriptor = fd
     }

@@ -179,6 +179,12 @@ final class ConnectionDriver: @unchecked Sendable {
 
     private func connect() {
         phase = .connecting
+        do throws(DefaultsError) {
+            try SocketTrust.checkDirectory(ofSocket: configuration.socketPath)
+        } catch {
+            failedToConnect(error)
+            return
+        }
         let bootstrap = ClientBootstrap(group: eventLoop)
             .channelInitializer { [self] channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -190,12 +196,14 @@ final class ConnectionDriver: @unchecked Sendable {
                     ])
                 }
             }
-        bootstrap.connect(unixDomainSocketPath: configuration.socketPath).whenComplete { [self] result in
-            switch result {
-            case .success(let channel): connected(channel)
-            case .failure(let error): failedToConnect(error)
+        bootstrap.connect(unixDomainSocketPath: configuration.socketPath)
+            .flatMap { channel in DaemonPeer.check(channel).map { channel } }
+            .whenComplete { [self] result in
+                switch result {
+                case .success(let channel): connected(channel)
+                case .failure(let error): failedToConnect(error)
+                }
             }
-        }
     }
 
     private func connected(_ channel: Channel) {

@@ -33,6 +33,7 @@ public final class DaemonChannel: Sendable {
     public static func connect(
         socketPath: String, group: EventLoopGroup = MultiThreadedEventLoopGroup.singleton
     ) async throws -> DaemonChannel {
+        try SocketTrust.checkDirectory(ofSocket: socketPath)
         let (events, continuation) = AsyncStream.makeStream(of: JSON.self, bufferingPolicy: .bufferingNewest(10_000))
         let channel = try await ClientBootstrap(group: group)
             .channelInitializer { channel in
@@ -46,6 +47,7 @@ public final class DaemonChannel: Sendable {
                 }
             }
             .connect(unixDomainSocketPath: socketPath).get()
+        try await DaemonPeer.check(channel).get()
         return DaemonChannel(channel: channel, events: events)
     }
 

@@ -1,4 +1,5 @@
 import DefaultsCore
+import Glibc
 import NIOCore
 
 // The client's pipeline, one job per handler:
@@ -82,5 +83,23 @@ final class DaemonLink: ChannelInboundHandler {
     func errorCaught(context: ChannelHandlerContext, error: Error) {
         driver.logger.warning("connection to defaultsd failed", metadata: ["error": "\(error)"])
         context.close(promise: nil)
+    }
+}
+
+/// The server end of a new connection, checked by ``SocketTrust`` before the first request;
+/// a connection to a server of another user is closed and fails with `not_permitted`.
+enum DaemonPeer {
+    static func check(_ channel: Channel) -> EventLoopFuture<Void> {
+        guard let provider = channel as? SocketOptionProvider else {
+            return channel.eventLoop.makeFailedFuture(DefaultsError(.notPermitted, "the daemon's socket does not say who serves it"))
+        }
+        let credentials: EventLoopFuture<PeerCredentials> = provider.unsafeGetSocketOption(
+            level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
+        return credentials.flatMapThrowing { peer in
+            do { try SocketTrust.checkServer(peer) } catch {
+                channel.close(promise: nil)
+                throw error
+            }
+        }
     }
 }

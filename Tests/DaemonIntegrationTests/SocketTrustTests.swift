@@ -1,0 +1,69 @@
+import DefaultsCore
+import DaemonTestSupport
+import Foundation
+import LineSocket
+import Testing
+
+/// Clients check whom they talk to before their first request: a socket directory that another
+/// user owns or could write, or a server that runs as another user, is refused with a clear
+/// message, and nothing is sent. `defaults` and `LineSocket` here; the client library and the
+/// Settings app in their own tests.
+@Suite(.enabled(if: getuid() == 0, "making files and processes of another user needs root"))
+struct SocketTrustTests {
+    func folder(owner: uid_t, mode: mode_t) throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("trust-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        #expect(chown(path, owner, owner) == 0 && chmod(path, mode) == 0)
+        return path
+    }
+
+    @Test("a socket directory another user owns, or anyone may write, is refused before connecting")
+    func untrustedDirectories() throws {
+        let cases: [(uid_t, mode_t, String)] = [
+            (65534, 0o700, "is owned by uid 65534"),
+            (0, 0o777, "can be written by others (mode 777)"),
+            (0, 0o770, "can be written by others (mode 770)"),
+        ]
+        for (owner, mode, problem) in cases {
+            let directory = try folder(owner: owner, mode: mode)
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let run = try DefaultsCommandTests.run(nil, ["read", "com.example.x"], socket: directory + "/socket")
+            #expect(run.status != 0)
+            #expect(run.message.contains("the daemon's socket directory \(directory) \(problem)"), "\(run.err)")
+            #expect(run.message.contains("refusing to connect"))
+            #expect(throws: DefaultsError.self) { try LineSocket(path: directory + "/socket") }
+        }
+        // A link to the directory counts as its target, and must itself be the user's or root's.
+        let target = try folder(owner: 0, mode: 0o700)
+        defer { try? FileManager.default.removeItem(atPath: target) }
+        let link = target + "-link"
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
+        defer { try? FileManager.default.removeItem(atPath: link) }
+        #expect(lchown(link, 65534, 65534) == 0)
+        let run = try DefaultsCommandTests.run(nil, ["read", "com.example.x"], socket: link + "/socket")
+        #expect(run.message.contains("is a link owned by uid 65534"), "\(run.err)")
+    }
+
+    @Test("a server that runs as another user is refused, and its forged answer never read")
+    func aForeignServer() throws {
+        let server = try ForeignServer()
+        let run = try DefaultsCommandTests.run(nil, ["read", "com.example.x", "k"], socket: server.socketPath)
+        #expect(run.status != 0)
+        #expect(!run.out.contains("forged"))
+        #expect(run.message.contains("runs as uid 65534"), "\(run.err)")
+        #expect(run.message.contains("neither you nor root; refusing to talk to it"))
+        do {
+            _ = try LineSocket(path: server.socketPath)
+            Issue.record("LineSocket talked to another user's server")
+        } catch let error as DefaultsError {
+            #expect(error.code == .notPermitted)
+        }
+    }
+
+    @Test("the daemon's own socket, in its private directory, is trusted")
+    func theOwnDaemon() throws {
+        let daemon = try DaemonProcess()
+        #expect(try daemon.connect().request(#"{"op":"ping"}"#) == #"{"ok":true}"#)
+        #expect(try DefaultsCommandTests.run(daemon, ["domains"]).status == 0)
+    }
+}
