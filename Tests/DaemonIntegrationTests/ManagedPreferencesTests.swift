@@ -117,7 +117,7 @@ import Testing
         if getuid() == 0 { #expect(chown(path, 65534, 65534) == 0) }
         let client = try daemon.connect()
         try client.request(#"{"op":"set","domain":"\#(Self.domain)","key":"rank","value":"Ensign"}"#)
-        #expect(daemon.waitForLog("managed preferences ignored: the daemon's user could change them"))
+        #expect(daemon.waitForLog("managed preferences ignored: someone other than the administrator could change them"))
         #expect(daemon.logText.contains("path=\(path)"))
         #expect(try client.request(#"{"op":"lookup","domain":"\#(Self.domain)","key":"warpFactor"}"#)
             == #"{"ok":true,"value":null,"domain":null,"layer":null}"#)
@@ -159,9 +159,53 @@ import Testing
         try write(["shields": .bool(true)], to: managed + "/" + Self.domain + ".plist")
         #expect(try client.readEvent()
             == #"{"event":"didChange","domain":"\#(Self.domain)","generation":1,"changes":{"shields":true},"origin":{"source":"managed"}}"#)
-        #expect(daemon.waitForLog("managed preferences ignored: the daemon's user could change them"))
+        #expect(daemon.waitForLog("managed preferences ignored: someone other than the administrator could change them"))
         #expect(daemon.logText.contains("path=\(managed)/users/\(userName)"))
         #expect(try client.request(#"{"op":"lookup","domain":"\#(Self.domain)","key":"warpFactor"}"#)
             == #"{"ok":true,"value":null,"domain":null,"layer":null}"#)
+    }
+
+    @Test(.enabled(if: getuid() == 0, "trusted managed files must belong to root"))
+    func writableByOthersAnywhereOnThePathIsIgnored() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("managed-\(UUID().uuidString.prefix(8))").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        // Three managed directories: a file anyone may write; a file in a folder under one anyone may
+        // write (not sticky); and a link to a file in such a folder. Each is root's own.
+        let cases: [(String, String)] = [
+            ("open-file", "can be written by its group or others (mode 666)"),
+            ("open-parent", "can be written by its group or others (mode 777)"),
+            ("link", "can be written by its group or others (mode 777)"),
+        ]
+        let elsewhere = root + "/elsewhere"
+        try FileManager.default.createDirectory(atPath: elsewhere + "/inner", withIntermediateDirectories: true)
+        chmod(elsewhere, 0o777)
+        try write(["warpFactor": .integer(9)], to: elsewhere + "/inner/" + Self.domain + ".plist")
+        for (name, problem) in cases {
+            let managed = root + "/" + name + "/managed"
+            try FileManager.default.createDirectory(atPath: managed, withIntermediateDirectories: true)
+            let path = managed + "/" + Self.domain + ".plist"
+            switch name {
+            case "open-file":
+                try write(["warpFactor": .integer(9)], to: path)
+                chmod(path, 0o666)
+            case "open-parent":
+                try write(["warpFactor": .integer(9)], to: path)
+                chmod(root + "/" + name, 0o777)
+            default:
+                try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: elsewhere + "/inner/" + Self.domain + ".plist")
+            }
+            let daemon = try DaemonProcess(arguments: ["--managed-dir", managed])
+            let client = try daemon.connect()
+            #expect(daemon.waitForLog("managed preferences ignored: someone other than the administrator could change them"), "\(name)")
+            #expect(daemon.logText.contains(problem), "\(name): \(daemon.logText)")
+            #expect(try client.request(#"{"op":"lookup","domain":"\#(Self.domain)","key":"warpFactor"}"#)
+                == #"{"ok":true,"value":null,"domain":null,"layer":null}"#, "\(name)")
+        }
+        // Made safe, the same files are taken in: the rule is the path's, not the files'.
+        let managed = root + "/open-file/managed"
+        chmod(managed + "/" + Self.domain + ".plist", 0o644)
+        let daemon = try DaemonProcess(arguments: ["--managed-dir", managed])
+        #expect(try daemon.connect().request(#"{"op":"lookup","domain":"\#(Self.domain)","key":"warpFactor"}"#)
+            == #"{"ok":true,"value":9,"domain":"\#(Self.domain)","layer":"managed"}"#)
     }
 }
