@@ -110,11 +110,16 @@ public final class SettingsServer: Sendable {
         }
     }
 
+    /// Writes the address file in the daemon's runtime folder, which must be trusted as the
+    /// socket's is (``SocketTrust``): made here with mode 0700 when missing, and otherwise the
+    /// user's or root's, writable by no one else. The temporary file has a random name and is
+    /// created new (`O_EXCL`), never through a link (`O_NOFOLLOW`).
     private func writeAddressFile(_ path: String, address: String) throws {
         let folder = SystemText.parentDirectory(of: path)
         mkdir(folder, 0o700)
-        let temporary = path + ".tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        try SocketTrust.checkDirectory(ofSocket: path)
+        let temporary = path + ".tmp-" + SystemText.hex((0..<8).map { _ in UInt8.random(in: 0...255) })
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw DefaultsError(.ioError, "cannot write \(temporary): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
         fchmod(fd, 0o600)

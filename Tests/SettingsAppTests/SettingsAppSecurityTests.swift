@@ -151,4 +151,17 @@ import WebDriver
         while try get("/api/overview").status != 200 && Date() < back { usleep(20_000) }
         #expect(try get("/api/overview").status == 200)
     }
+
+    @Test("the address file is never written where others could write: a runtime folder anyone may write stops the app")
+    func anUntrustedRuntimeFolderIsRefused() throws {
+        let folder = daemon.home + "/open-run"
+        try FileManager.default.createDirectory(atPath: folder + "/defaultsd", withIntermediateDirectories: true)
+        chmod(folder + "/defaultsd", 0o777)
+        var environment = daemon.clientEnvironment
+        environment["XDG_RUNTIME_DIR"] = folder
+        let run = try FinishedRun.run(SettingsAppProcess.binary, ["--port", "0", "--socket", daemon.socketPath], environment: environment)
+        #expect(run.status != 0)
+        #expect((run.output + run.errors).contains("can be written by others (mode 777)"), "\(run.output) \(run.errors)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder + "/defaultsd").isEmpty, "nothing written there")
+    }
 }
