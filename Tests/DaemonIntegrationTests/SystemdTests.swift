@@ -253,6 +253,22 @@ import Testing
         #expect(line?.hasPrefix("<6>defaultsd 0.1.0 listening socket=") == true, "\(String(describing: line))")
     }
 
+    /// The address families each unit lets the daemon use: the per-user one reaches etcd when
+    /// roaming is configured (before, `AF_UNIX` alone kept roaming from working under the unit);
+    /// the system-wide one does not roam and keeps to Unix sockets and a private network.
+    @Test func theUnitsLetRoamingReachEtcdWhereItRuns() throws {
+        func property(_ name: String, in kind: String) throws -> [String] {
+            let text = try String(contentsOf: SharedData.repository.appendingPathComponent("systemd/\(kind)/defaultsd.service"), encoding: .utf8)
+            return text.split(separator: "\n").filter { $0.hasPrefix(name + "=") }
+                .flatMap { $0.dropFirst(name.count + 1).split(separator: " ").map(String.init) }
+        }
+        #expect(Set(try property("RestrictAddressFamilies", in: "user")) == ["AF_UNIX", "AF_INET", "AF_INET6"])
+        #expect(try property("IPAddressDeny", in: "user").isEmpty)
+        #expect(try property("PrivateNetwork", in: "user").isEmpty)
+        #expect(try property("RestrictAddressFamilies", in: "system") == ["AF_UNIX"])
+        #expect(try property("PrivateNetwork", in: "system") == ["yes"])
+    }
+
     @Test(arguments: ["user", "system"])
     func unitFilesVerifyCleanly(kind: String) throws {
         let directory = try temporaryDirectory()
