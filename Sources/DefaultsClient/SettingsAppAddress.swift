@@ -3,9 +3,9 @@ import Foundation
 
 /// The address of an app's own pane in the Settings app (`defaultsd-settings`), the Linux form
 /// of iOS's `UIApplication.openSettingsURLString`: hand it to `xdg-open` and the person lands on
-/// the app's settings. It carries the Settings app's token, read from the file the Settings app
-/// writes when it starts (`$XDG_RUNTIME_DIR/defaultsd/settings-url`, mode 0600), so only the
-/// user who runs it can open it.
+/// the app's settings. It is the Settings app's launch page (`$XDG_RUNTIME_DIR/defaultsd/settings.html`,
+/// mode 0600, written when the app starts), with the pane after `#`: the page holds the token
+/// and posts it, so the token is never on a command line, where every user could read it.
 ///
 /// ```swift
 /// if let address = try? SettingsAppAddress.forDomain("com.example.BridgeControl") {
@@ -15,15 +15,15 @@ import Foundation
 public enum SettingsAppAddress {
     public struct NotRunning: Error, CustomStringConvertible {
         public let file: String
-        public var description: String { "the Settings app is not running (no address in \(file)); start defaultsd-settings" }
+        public var description: String { "the Settings app is not running (no launch page at \(file)); start defaultsd-settings" }
     }
 
-    /// The root page's address, with the token.
+    /// The root page: the launch page itself.
     public static func root(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> URL {
-        try address(path: "/", environment: environment)
+        try address(path: nil, environment: environment)
     }
 
-    /// `/apps/<domain>`, the app's root pane, with the token.
+    /// `/apps/<domain>`, the app's root pane: the launch page with `#/apps/<domain>`.
     public static func forDomain(
         _ domain: String, environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws -> URL {
@@ -32,14 +32,12 @@ public enum SettingsAppAddress {
         return try address(path: "/apps/" + escaped, environment: environment)
     }
 
-    private static func address(path: String, environment: [String: String]) throws -> URL {
-        let file = DefaultPaths.settingsAddressFile(environment: environment, uid: getuid())
-        guard let text = try? String(contentsOfFile: file, encoding: .utf8),
-            var parts = URLComponents(string: text.trimmingCharacters(in: .whitespacesAndNewlines)),
-            parts.queryItems?.contains(where: { $0.name == "token" }) == true
-        else { throw NotRunning(file: file) }
-        parts.percentEncodedPath = path
-        guard let url = parts.url else { throw NotRunning(file: file) }
+    private static func address(path: String?, environment: [String: String]) throws -> URL {
+        let file = DefaultPaths.settingsLaunchFile(environment: environment, uid: getuid())
+        guard FileManager.default.isReadableFile(atPath: file) else { throw NotRunning(file: file) }
+        let page = URL(fileURLWithPath: file)
+        guard let path else { return page }
+        guard let url = URL(string: page.absoluteString + "#" + path) else { throw NotRunning(file: file) }
         return url
     }
 }

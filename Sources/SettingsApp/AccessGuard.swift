@@ -1,47 +1,99 @@
+import DefaultsCore
+import Foundation
 import Hummingbird
 import HummingbirdCore
 import NIOConcurrencyHelpers
+
+/// The secrets of one run of the Settings app, made when it starts.
+///
+/// - `launchToken` opens the app: it is in the printed address and in two files only the user
+///   can read (`settings-url`, and `settings.html`, which a browser opens without the token ever
+///   being on a command line). It is traded for the session.
+/// - `prefix` is a random path every page, asset and API of the app lies under, and the only
+///   path the session cookie is sent to. Browsers keep cookies apart by host, not by port, so a
+///   cookie for `/` would also reach any other server on 127.0.0.1 that the person visits.
+/// - `sessionSecret` is the cookie's value.
+struct SessionKeys: Sendable {
+    let launchToken: String
+    let prefix: String
+    let sessionSecret: String
+
+    static func random() -> SessionKeys {
+        var generator = SystemRandomNumberGenerator()
+        func hex(_ bytes: Int) -> String { SystemText.hex((0..<bytes).map { _ in UInt8.random(in: 0...255, using: &generator) }) }
+        return SessionKeys(launchToken: hex(16), prefix: "/" + hex(12), sessionSecret: hex(16))
+    }
+}
 
 /// Who may use the Settings app: any local user can reach a loopback port, so every request
 /// must prove it comes from the person who started the app, through a browser pointed at it.
 ///
 /// - The `Host` must be a loopback name or address with the app's port (a page from another site
 ///   whose name was made to resolve to 127.0.0.1, DNS rebinding, is refused).
-/// - The first request carries the token (`?token=`, from the printed address or the address
-///   file); the answer sets it as an `HttpOnly; SameSite=Strict` cookie and redirects to the same
-///   address without it, so the token leaves the address bar and the history.
-/// - Every other request needs that cookie. Without it: 403 and nothing else.
+/// - The launch token is traded for the session: from the printed address (`?token=`, answered
+///   with a redirect to the same page under the prefix, without the token) or posted by
+///   `settings.html` to `/launch` (answered with a page that moves on to the prefix itself, so
+///   that the move is the app's own and the strict cookie goes with it). Either answer sets the
+///   session as an `HttpOnly; SameSite=Strict` cookie whose path is the prefix.
+/// - Every other request must lie under the prefix and carry that cookie. Otherwise: 403.
 /// - A request that changes something (any method but GET and HEAD) and the WebSocket upgrade
 ///   must carry the `Origin` of the page itself. No CORS header is ever sent.
 ///
 /// ```swift
-/// router.add(middleware: AccessGuard(token: token, port: port))
+/// router.add(middleware: AccessGuard(keys: keys, port: port))
 /// ```
 struct AccessGuard<Context: RequestContext>: RouterMiddleware {
-    let token: String
+    let keys: SessionKeys
     /// The port the app listens on, known once it is bound (tests bind port 0).
     let port: NIOLockedValueBox<Int>
 
     static var loopbackNames: Set<String> { ["127.0.0.1", "localhost", "[::1]"] }
-
-    var cookieName: String { "defaultsd-settings-\(port.withLockedValue { $0 })" }
+    static var cookieName: String { "defaultsd-settings" }
+    /// The largest `/launch` form read: a token and a path.
+    static var maximumLaunchBytes: Int { 4096 }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard let authority = request.head.authority, isLoopback(authority) else { return Self.forbidden }
         if let given = request.uri.queryParameters["token"] {
-            guard TokenRules.same(String(given), token) else { return Self.forbidden }
-            let location = TokenRules.withoutToken(path: request.uri.path, query: request.uri.query)
-            var response = Response(status: .seeOther, headers: [.location: location, .cacheControl: "no-store"])
-            response.setCookie(Cookie(name: cookieName, value: token, path: "/", httpOnly: true, sameSite: .strict))
+            guard TokenRules.same(String(given), keys.launchToken) else { return Self.forbidden }
+            var response = Response(status: .seeOther, headers: [
+                .location: keys.prefix + TokenRules.withoutToken(path: request.uri.path, query: request.uri.query),
+                .cacheControl: "no-store",
+            ])
+            setSession(&response)
             return response
         }
-        guard let cookie = request.cookies[cookieName], TokenRules.same(cookie.value, token) else { return Self.forbidden }
+        if request.method == .post, request.uri.path == "/launch" { return try await launch(request) }
+        let path = request.uri.path
+        guard path == keys.prefix || path.hasPrefix(keys.prefix + "/") else { return Self.forbidden }
+        guard let cookie = request.cookies[Self.cookieName], TokenRules.same(cookie.value, keys.sessionSecret) else {
+            return Self.forbidden
+        }
         let changes = request.method != .get && request.method != .head
         let upgrades = request.headers[.upgrade]?.lowercased() == "websocket"
         if changes || upgrades {
             guard request.headers[.origin] == "http://" + authority else { return Self.forbidden }
         }
         return try await next(request, context)
+    }
+
+    /// `settings.html`'s form: `token` and `next` (the page to open, `/apps/<domain>`).
+    private func launch(_ request: Request) async throws -> Response {
+        guard let body = try? await request.body.collect(upTo: Self.maximumLaunchBytes) else { return Self.forbidden }
+        let form = TokenRules.form(String(buffer: body))
+        guard let given = form["token"], TokenRules.same(given, keys.launchToken) else { return Self.forbidden }
+        let target = keys.prefix + TokenRules.safePath(form["next"] ?? "/")
+        var headers = SettingsServer.securityHeaders
+        headers[.contentType] = "text/html; charset=utf-8"
+        let page = #"<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=\#(target)"><title>Settings</title>"#
+        var response = Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: page)))
+        setSession(&response)
+        return response
+    }
+
+    private func setSession(_ response: inout Response) {
+        response.setCookie(
+            Cookie(name: Self.cookieName, value: keys.sessionSecret, path: keys.prefix + "/", httpOnly: true, sameSite: .strict))
     }
 
     static var forbidden: Response {
@@ -54,7 +106,7 @@ struct AccessGuard<Context: RequestContext>: RouterMiddleware {
     }
 }
 
-/// The token's two rules, apart from the middleware so they can be tested alone.
+/// The token's rules, apart from the middleware so they can be tested alone.
 enum TokenRules {
     /// The same path and query, without `token`.
     static func withoutToken(path: String, query: String?) -> String {
@@ -67,5 +119,27 @@ enum TokenRules {
         let a = Array(given.utf8), b = Array(expected.utf8)
         guard a.count == b.count else { return false }
         return zip(a, b).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
+    }
+
+    /// The members of an `application/x-www-form-urlencoded` body.
+    static func form(_ body: String) -> [String: String] {
+        var members: [String: String] = [:]
+        for pair in body.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            func decode(_ text: Substring) -> String? { text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding }
+            guard let name = decode(parts[0]), let value = decode(parts.count > 1 ? parts[1] : "") else { continue }
+            members[name] = value
+        }
+        return members
+    }
+
+    /// A page of the app to move to: an absolute path of printable ASCII, not `//` (another
+    /// host), and without a character that could end the attribute it is written into
+    /// (`"`, `'`, `<`, `>`, a backslash or a backquote); anything else is the root.
+    static func safePath(_ path: String) -> String {
+        let refused = Set("\"'<>\\`".utf8)
+        let safe = path.hasPrefix("/") && !path.hasPrefix("//") && path.utf8.count <= 2048
+            && path.utf8.allSatisfy { (0x21...0x7E).contains($0) && !refused.contains($0) }
+        return safe ? path : "/"
     }
 }

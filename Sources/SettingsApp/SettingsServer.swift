@@ -24,13 +24,20 @@ public final class SettingsServer: Sendable {
         public var socketPath: String
         /// Where the address with its token is written (mode 0600); nil writes none.
         public var addressFile: String?
+        /// Where the launch page is written (mode 0600): a page a browser opens (`xdg-open` on its
+        /// path) that posts the token to the app, so the token is on no command line; nil writes none.
+        public var launchFile: String?
         /// The addresses listened on; the first decides the port when `port` is 0.
         public var hosts: [String]
 
-        public init(port: Int = SettingsServer.defaultPort, socketPath: String, addressFile: String? = nil, hosts: [String] = ["127.0.0.1", "::1"]) {
+        public init(
+            port: Int = SettingsServer.defaultPort, socketPath: String, addressFile: String? = nil, launchFile: String? = nil,
+            hosts: [String] = ["127.0.0.1", "::1"]
+        ) {
             self.port = port
             self.socketPath = socketPath
             self.addressFile = addressFile
+            self.launchFile = launchFile
             self.hosts = hosts
         }
     }
@@ -38,8 +45,12 @@ public final class SettingsServer: Sendable {
     public static let defaultPort = 7641
 
     public let configuration: Configuration
-    /// 128 random bits, in hex; made when the server is.
-    public let token: String
+    /// The launch token, the path prefix and the session secret, made when the server is.
+    let keys: SessionKeys
+    /// The launch token: 128 random bits, in hex.
+    public var token: String { keys.launchToken }
+    /// The page, with the prefix written in.
+    private let page: [UInt8]
     let hub = LiveHub()
     let relay: DaemonRelay
     private let logger: Logger
@@ -48,8 +59,8 @@ public final class SettingsServer: Sendable {
     public init(configuration: Configuration, logger: Logger = Logger(label: "defaultsd-settings")) {
         self.configuration = configuration
         self.logger = logger
-        var generator = SystemRandomNumberGenerator()
-        token = SystemText.hex((0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        keys = SessionKeys.random()
+        page = Array(String(decoding: Assets.page, as: UTF8.self).replacingOccurrences(of: "{{base}}", with: keys.prefix).utf8)
         relay = DaemonRelay(socketPath: configuration.socketPath, hub: hub, logger: logger)
         boundPort = NIOLockedValueBox(configuration.port)
     }
@@ -69,7 +80,10 @@ public final class SettingsServer: Sendable {
                 services: [.init(service: relay), .init(service: primary), .init(service: others)],
                 gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
-        if let file = configuration.addressFile { unlink(file) }
+        if let file = configuration.addressFile {
+            unlink(file)
+            if let launch = configuration.launchFile { unlink(launch) }
+        }
     }
 
     /// The address with the token, once the port is known.
@@ -102,7 +116,8 @@ public final class SettingsServer: Sendable {
                 }
                 for await _ in server.relay.firstAttempt {}
                 let address = server.address(port: port)
-                if let file = server.configuration.addressFile { try server.writeAddressFile(file, address: address) }
+                if let file = server.configuration.addressFile { try server.writePrivateFile(file, address + "\n") }
+                if let file = server.configuration.launchFile { try server.writePrivateFile(file, server.launchPage(port: port)) }
                 ready(address)
                 try await gracefulShutdown()
                 group.cancelAll()
@@ -114,7 +129,28 @@ public final class SettingsServer: Sendable {
     /// socket's is (``SocketTrust``): made here with mode 0700 when missing, and otherwise the
     /// user's or root's, writable by no one else. The temporary file has a random name and is
     /// created new (`O_EXCL`), never through a link (`O_NOFOLLOW`).
-    private func writeAddressFile(_ path: String, address: String) throws {
+    /// The launch page: its form posts the token and the page to open (`#/apps/<domain>` after
+    /// the file's address, else the root) to `/launch`.
+    func launchPage(port: Int) -> String {
+        """
+        <!doctype html>
+        <meta charset="utf-8">
+        <title>Settings</title>
+        <form id="launch" method="post" action="http://127.0.0.1:\(port)/launch">
+        <input type="hidden" name="token" value="\(keys.launchToken)">
+        <input type="hidden" name="next" value="/">
+        <noscript><button>Open Settings</button></noscript>
+        </form>
+        <script>
+        const form = document.getElementById("launch");
+        if (location.hash.startsWith("#/")) form.next.value = decodeURIComponent(location.hash.slice(1));
+        form.submit();
+        </script>
+
+        """
+    }
+
+    private func writePrivateFile(_ path: String, _ contents: String) throws {
         let folder = SystemText.parentDirectory(of: path)
         mkdir(folder, 0o700)
         try SocketTrust.checkDirectory(ofSocket: path)
@@ -123,7 +159,7 @@ public final class SettingsServer: Sendable {
         guard fd >= 0 else { throw DefaultsError(.ioError, "cannot write \(temporary): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
         fchmod(fd, 0o600)
-        guard FileDescriptorIO.write(address + "\n", to: fd), rename(temporary, path) == 0 else {
+        guard FileDescriptorIO.write(contents, to: fd), rename(temporary, path) == 0 else {
             unlink(temporary)
             throw DefaultsError(.ioError, "cannot write \(path): \(String(cString: strerror(errno)))")
         }
@@ -132,13 +168,16 @@ public final class SettingsServer: Sendable {
     // MARK: Routes
 
     func application(host: String, port: Int, onRunning: @escaping @Sendable (Int) -> Void) -> some ApplicationProtocol {
-        let guardMiddleware = AccessGuard<BasicWebSocketRequestContext>(token: token, port: boundPort)
-        let router = Router(context: BasicWebSocketRequestContext.self)
-        router.add(middleware: guardMiddleware)
+        let guardMiddleware = AccessGuard<BasicWebSocketRequestContext>(keys: keys, port: boundPort)
+        let base = Router(context: BasicWebSocketRequestContext.self)
+        base.add(middleware: guardMiddleware)
+        // Every address of the app lies under the session's prefix (``SessionKeys``).
+        let router = base.group(RouterPath(keys.prefix))
         let api = SettingsAPI(relay: relay)
 
+        let page = self.page
         for path in ["/", "/apps/{domain}", "/domains/{domain}", "/search"] {
-            router.get(RouterPath(path)) { _, _ in Self.asset(Assets.page, type: "text/html; charset=utf-8") }
+            router.get(RouterPath(path)) { _, _ in Self.asset(page, type: "text/html; charset=utf-8") }
         }
         router.get("/assets/app.js") { _, _ in Self.asset(Assets.script, type: "text/javascript; charset=utf-8") }
         router.get("/assets/app.css") { _, _ in Self.asset(Assets.style, type: "text/css; charset=utf-8") }
@@ -184,7 +223,7 @@ public final class SettingsServer: Sendable {
 
         let live = Router(context: BasicWebSocketRequestContext.self)
         live.add(middleware: guardMiddleware)
-        live.ws("/live") { inbound, outbound, _ in
+        live.ws(RouterPath(keys.prefix + "/live")) { inbound, outbound, _ in
             let (notices, leave) = self.hub.join()
             defer { leave() }
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -200,7 +239,7 @@ public final class SettingsServer: Sendable {
         }
 
         return Application(
-            router: router,
+            router: base,
             server: .http1WebSocketUpgrade(webSocketRouter: live),
             configuration: .init(address: .hostname(host, port: port), serverName: nil),
             onServerRunning: { channel in onRunning(channel.localAddress?.port ?? port) },

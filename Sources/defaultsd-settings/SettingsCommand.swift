@@ -12,7 +12,9 @@ struct SettingsCommand: AsyncParsableCommand {
         abstract: "The Settings app: every installed Settings bundle as a local web page, edited through defaultsd and updated live.",
         discussion: """
             Listens on 127.0.0.1 and ::1 only. Prints the page's address with its token, and writes it to \
-            $XDG_RUNTIME_DIR/defaultsd/settings-url (mode 0600) for xdg-open. Every request needs the token.
+            $XDG_RUNTIME_DIR/defaultsd/settings-url (mode 0600). Open the app with \
+            `xdg-open $XDG_RUNTIME_DIR/defaultsd/settings.html` (mode 0600): the token stays off every command line. \
+            The token is traded for a session that lives under a secret path.
             """)
 
     @Option(help: "The port to listen on (0: any free port).")
@@ -33,7 +35,8 @@ struct SettingsCommand: AsyncParsableCommand {
             configuration: .init(
                 port: port,
                 socketPath: socket ?? DefaultPaths.clientSocketPath(environment: environment, uid: getuid()),
-                addressFile: DefaultPaths.settingsAddressFile(environment: environment, uid: getuid())))
+                addressFile: DefaultPaths.settingsAddressFile(environment: environment, uid: getuid()),
+                launchFile: DefaultPaths.settingsLaunchFile(environment: environment, uid: getuid())))
         try await server.run { address in
             // One write, unbuffered: a script or test reading the address gets it at once.
             _ = FileDescriptorIO.write(address + "\n", to: STDOUT_FILENO)

@@ -1,6 +1,7 @@
 import DaemonTestSupport
 import Foundation
 import LineSocket
+import WebDriver
 
 /// The real `defaultsd-settings` binary on a free port, over a test's real daemon.
 final class SettingsAppProcess: @unchecked Sendable {
@@ -40,10 +41,21 @@ final class SettingsAppProcess: @unchecked Sendable {
         else { throw LineSocket.Failure(description: "not an address: \(address)") }
         self.port = port
         self.token = token
+        // Trade the token for the session once, as a browser does: the prefix and the cookie.
+        let entry = try LoopbackHTTP.send(port: port, "GET", "/?token=\(token)", headers: [:])
+        guard let location = entry.header("Location"), location.hasSuffix("/"),
+            let setCookie = entry.header("Set-Cookie"), let pair = setCookie.split(separator: ";").first
+        else { throw LineSocket.Failure(description: "the token was not traded for a session: \(entry.status)") }
+        prefix = String(location.dropLast())
+        cookie = String(pair)
     }
 
+    /// The secret path every address of this run of the app lies under.
+    let prefix: String
+    /// `defaultsd-settings=<session>`, sent only under the prefix.
+    let cookie: String
+
     var origin: String { "http://127.0.0.1:\(port)" }
-    var cookie: String { "defaultsd-settings-\(port)=\(token)" }
 
     /// A page address with the token, as an app hands it to `xdg-open`.
     func address(_ path: String) -> String { origin + path + (path.contains("?") ? "&" : "?") + "token=\(token)" }

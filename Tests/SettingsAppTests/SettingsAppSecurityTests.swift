@@ -17,37 +17,51 @@ import WebDriver
         app = try SettingsAppProcess(daemon: daemon)
     }
 
-    private func get(_ path: String, cookie: Bool = true, host: String? = nil, headers: [String: String] = [:]) throws -> LoopbackHTTP.Answer {
-        try LoopbackHTTP.send(port: app.port, "GET", path, headers: headers.merging(cookie ? ["Cookie": app.cookie] : [:]) { $1 }, host: host)
+    /// A GET of one of the app's pages (`path` under the session's prefix unless `prefixed` is false).
+    private func get(
+        _ path: String, cookie: Bool = true, prefixed: Bool = true, host: String? = nil, headers: [String: String] = [:]
+    ) throws -> LoopbackHTTP.Answer {
+        try LoopbackHTTP.send(
+            port: app.port, "GET", (prefixed ? app.prefix : "") + path,
+            headers: headers.merging(cookie ? ["Cookie": app.cookie] : [:]) { $1 }, host: host)
     }
 
     private func post(_ path: String, _ body: String, origin: String?) throws -> LoopbackHTTP.Answer {
         var headers = ["Cookie": app.cookie, "Content-Type": "application/json"]
         headers["Origin"] = origin
-        return try LoopbackHTTP.send(port: app.port, "POST", path, headers: headers, body: body)
+        return try LoopbackHTTP.send(port: app.port, "POST", app.prefix + path, headers: headers, body: body)
     }
 
     @Test(arguments: ["/", "/assets/app.js", "/assets/icon.svg", "/api/overview", "/apps/com.example.app", "/no/such/page", "/live"])
     func withoutTheTokenEveryRequestIsForbiddenAndShownNothing(path: String) throws {
-        let answer = try get(path, cookie: false)
-        #expect(answer.status == 403)
-        #expect(answer.body == "forbidden\n")
-        let wrong = try get(path + "?token=" + String(app.token.reversed()), cookie: false)
-        #expect(wrong.status == 403)
-        #expect(wrong.header("Set-Cookie") == nil)
+        for prefixed in [true, false] {
+            let answer = try get(path, cookie: false, prefixed: prefixed)
+            #expect(answer.status == 403)
+            #expect(answer.body == "forbidden\n")
+            let wrong = try get(path + "?token=" + String(app.token.reversed()), cookie: false, prefixed: prefixed)
+            #expect(wrong.status == 403)
+            #expect(wrong.header("Set-Cookie") == nil)
+        }
+        // The session's cookie opens nothing outside the prefix, and the launch token is no cookie.
+        #expect(try get(path, prefixed: false).status == 403)
+        #expect(try get(path, cookie: false, headers: ["Cookie": "defaultsd-settings=\(app.token)"]).status == 403)
     }
 
     @Test func theTokenBecomesAStrictHttpOnlyCookieAndLeavesTheAddress() throws {
-        let answer = try get("/apps/com.example.app?language=fr&token=\(app.token)", cookie: false)
+        let answer = try get("/apps/com.example.app?language=fr&token=\(app.token)", cookie: false, prefixed: false)
         #expect(answer.status == 303)
-        #expect(answer.header("Location") == "/apps/com.example.app?language=fr")
+        #expect(answer.header("Location") == app.prefix + "/apps/com.example.app?language=fr")
         let cookie = try #require(answer.header("Set-Cookie"))
-        #expect(cookie.hasPrefix("defaultsd-settings-\(app.port)=\(app.token);"))
+        // The session, not the token, and only for the prefix: another server on 127.0.0.1 never gets it.
+        #expect(cookie.hasPrefix(app.cookie + ";"))
+        #expect(!cookie.contains(app.token))
+        #expect(cookie.contains("Path=\(app.prefix)/"))
         #expect(cookie.contains("HttpOnly"))
         #expect(cookie.contains("SameSite=Strict"))
+        #expect(app.prefix.count == 25 && app.prefix.hasPrefix("/"), "96 random bits")
         let page = try get("/")
         #expect(page.status == 200)
-        #expect(page.body.contains("<script type=\"module\" src=\"/assets/app.js\">"))
+        #expect(page.body.contains("<script type=\"module\" src=\"\(app.prefix)/assets/app.js\">"))
         #expect(page.header("Content-Security-Policy")?.contains("default-src 'self'") == true)
     }
 
@@ -85,7 +99,7 @@ import WebDriver
             var headers = ["Cookie": app.cookie, "Upgrade": "websocket", "Connection": "Upgrade",
                            "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version": "13"]
             headers["Origin"] = origin
-            var lines = ["GET /live HTTP/1.1", "Host: 127.0.0.1:\(app.port)"]
+            var lines = ["GET \(app.prefix)/live HTTP/1.1", "Host: 127.0.0.1:\(app.port)"]
             for (name, value) in headers.sorted(by: { $0.key < $1.key }) { lines.append("\(name): \(value)") }
             return try LoopbackHTTP.exchange(port: app.port, lines.joined(separator: "\r\n") + "\r\n\r\n", untilHeaders: true)
         }
@@ -130,11 +144,17 @@ import WebDriver
         #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
         #expect(try String(contentsOfFile: app.addressFile, encoding: .utf8) == app.address + "\n")
         let environment = daemon.clientEnvironment
-        #expect(try SettingsAppAddress.root(environment: environment).absoluteString == app.address)
-        #expect(try SettingsAppAddress.forDomain("com.example.BridgeControl", environment: environment).absoluteString
-            == "\(app.origin)/apps/com.example.BridgeControl?token=\(app.token)")
+        // The launch page holds the token for the user only; the addresses apps open do not.
+        let launch = URL(fileURLWithPath: app.addressFile).deletingLastPathComponent().appendingPathComponent("settings.html").path
+        #expect((try FileManager.default.attributesOfItem(atPath: launch)[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+        #expect(try String(contentsOfFile: launch, encoding: .utf8).contains(#"name="token" value="\#(app.token)""#))
+        #expect(try SettingsAppAddress.root(environment: environment).absoluteString == "file://" + launch)
+        let pane = try SettingsAppAddress.forDomain("com.example.BridgeControl", environment: environment).absoluteString
+        #expect(pane == "file://\(launch)#/apps/com.example.BridgeControl")
+        #expect(!pane.contains(app.token))
         app.stop()
         #expect(!FileManager.default.fileExists(atPath: app.addressFile), "removed when the app stops")
+        #expect(!FileManager.default.fileExists(atPath: launch), "removed when the app stops")
         #expect(throws: SettingsAppAddress.NotRunning.self) { try SettingsAppAddress.root(environment: environment) }
     }
 

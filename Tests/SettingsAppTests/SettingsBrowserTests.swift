@@ -72,11 +72,25 @@ struct SettingsBrowserTests {
         }
         _ = try stage.request(#"{"op":"set","domain":"com.example.plain","key":"count","value":5}"#)
         try await stage.open("/")
-        #expect(try await stage.browser.currentAddress == stage.app.origin + "/", "the token left the address")
+        let address = try await stage.browser.currentAddress
+        #expect(address == stage.app.origin + stage.app.prefix + "/", "the token left the address")
         let apps = try await stage.browser.run("return [...document.querySelectorAll('#apps .app')].map(e => e.dataset.domain)") as? [String]
         #expect(apps?.sorted() == ["com.example.AppPrefs", "com.example.BridgeControl", "com.example.InAppSettingsKit"])
         let others = try await stage.browser.run("return [...document.querySelectorAll('#other-domains .domain')].map(e => e.dataset.domain)") as? [String]
         #expect(others == ["com.example.plain"])
+    }
+
+    @Test("the launch page an app hands to xdg-open opens its pane, and the token is in no address")
+    func theLaunchPageOpensThePane() async throws {
+        let stage = try await Stage()
+        defer { stage.finish() }
+        let launch = URL(fileURLWithPath: stage.app.addressFile).deletingLastPathComponent().appendingPathComponent("settings.html").path
+        try await stage.browser.navigate(to: "file://\(launch)#/apps/\(Self.bridge)")
+        try await stage.browser.wait(until: "return document.body?.dataset.rendered !== undefined", timeout: 10, "the pane")
+        #expect(try await stage.browser.text("h1") == Self.bridge, "the app's pane")
+        let address = try await stage.browser.currentAddress
+        #expect(address == stage.app.origin + stage.app.prefix + "/apps/" + Self.bridge)
+        #expect(!address.contains(stage.app.token))
     }
 
     @Test func aBrowserWithoutTheTokenIsShownNothing() async throws {
@@ -169,14 +183,14 @@ struct SettingsBrowserTests {
         try await stage.open("/apps/\(Self.bridge)")
         let b = stage.browser
         // A second live connection from the page, recording every message.
-        try await b.run("window.seen = []; const w = new WebSocket(`ws://${location.host}/live`); w.onmessage = (m) => seen.push(m.data); window.recorder = w;")
+        try await b.run("window.seen = []; const w = new WebSocket(`ws://${location.host}${document.documentElement.dataset.base}/live`); w.onmessage = (m) => seen.push(m.data); window.recorder = w;")
         try await b.wait(until: "return window.recorder.readyState === 1", "the recorder")
         #expect(try await b.run("return document.querySelector('#row-Root_plist-2-input').placeholder") as? String == "Set — type to replace")
         _ = try stage.request(#"{"op":"set","domain":"com.example.BridgeControl","key":"authorizationCode","value":"\#(secret)-2"}"#)
         try await b.wait(until: "return window.seen.some(m => m.includes('changed'))", "the change notice")
         let api = try await b.run("""
             const r = await Promise.all(['/api/apps/com.example.BridgeControl', '/api/domains/com.example.BridgeControl', '/api/search?q=auth']
-              .map(p => fetch(p).then(a => a.text())));
+              .map(p => fetch(document.documentElement.dataset.base + p).then(a => a.text())));
             return r.join('\\n');
             """.replacingOccurrences(of: "const r = await", with: "return (async () => { const r = await").replacingOccurrences(of: "return r.join('\\n');", with: "return r.join('\\n'); })();"))
         let everything = [try await b.pageSource, api as? String ?? "", (try await b.run("return window.seen.join('\\n')") as? String) ?? ""].joined()
@@ -235,7 +249,7 @@ struct SettingsBrowserTests {
         #expect(try await b.run("const s = document.querySelector('#row-Root_plist-4-input'); return [s.disabled, s.checked]") as? [Bool] == [true, false])
         // The API refuses too, as the daemon would.
         let refused = try LoopbackHTTP.send(
-            port: stage.app.port, "POST", "/api/apps/\(Self.bridge)/rows",
+            port: stage.app.port, "POST", stage.app.prefix + "/api/apps/\(Self.bridge)/rows",
             headers: ["Cookie": stage.app.cookie, "Origin": stage.app.origin],
             body: #"{"file":"Root.plist","index":4,"input":{"on":true}}"#)
         #expect(refused.status == 422)

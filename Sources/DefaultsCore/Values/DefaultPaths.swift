@@ -40,6 +40,12 @@ public enum DefaultPaths {
         runtimeDirectory(environment: environment, uid: uid) + "/settings-url"
     }
 
+    /// The Settings app's launch page, mode 0600, beside its address file: a browser that opens
+    /// it (`xdg-open` on its path) is let in without the token ever being on a command line.
+    public static func settingsLaunchFile(environment: [String: String], uid: UInt32) -> String {
+        runtimeDirectory(environment: environment, uid: uid) + "/settings.html"
+    }
+
     /// The per-user folder of run-time files: `$XDG_RUNTIME_DIR/defaultsd`, else `/tmp/defaultsd-<uid>`.
     public static func runtimeDirectory(environment: [String: String], uid: UInt32) -> String {
         if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {

@@ -3,6 +3,12 @@
 // position, option, number or text: never a typed value, which the server makes), and listens
 // on /live for the domains that changed, to ask again.
 
+// Every address of the app lies under a secret path prefix (its session cookie is sent only
+// there); the server puts it in data-base. The code below speaks of paths without it ("/apps/…"),
+// and `at` adds it.
+const base = document.documentElement.dataset.base;
+const at = (path) => base + path;
+
 const view = document.getElementById("view");
 const titleElement = document.getElementById("title");
 const back = document.getElementById("back");
@@ -19,14 +25,14 @@ let renderToken = 0;
 // ---------------------------------------------------------------- requests
 
 async function getJSON(path) {
-  const response = await fetch(path, { credentials: "same-origin", headers: { Accept: "application/json" } });
+  const response = await fetch(at(path), { credentials: "same-origin", headers: { Accept: "application/json" } });
   const body = await response.json().catch(() => ({ ok: false, error: { code: "bad_answer", message: `HTTP ${response.status}` } }));
   if (!response.ok) throw Object.assign(new Error(body.error?.message ?? `HTTP ${response.status}`), { code: body.error?.code });
   return body;
 }
 
 async function post(path, body) {
-  const response = await fetch(path, {
+  const response = await fetch(at(path), {
     method: "POST", credentials: "same-origin",
     headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
   });
@@ -61,7 +67,7 @@ function element(tag, attributes = {}, ...children) {
 }
 
 function link(href, attributes, ...children) {
-  return element("a", { href, ...attributes, onclick: (event) => {
+  return element("a", { href: at(href), ...attributes, onclick: (event) => {
     if (event.metaKey || event.ctrlKey || event.shiftKey || event.button !== 0) return;
     event.preventDefault();
     navigate(href);
@@ -78,7 +84,7 @@ function group(title, footer, rows, attributes = {}) {
 // ---------------------------------------------------------------- navigation
 
 function navigate(href, replace = false) {
-  if (replace) history.replaceState(null, "", href); else history.pushState(null, "", href);
+  if (replace) history.replaceState(null, "", at(href)); else history.pushState(null, "", at(href));
   render();
 }
 window.addEventListener("popstate", () => render());
@@ -94,7 +100,7 @@ function setHeader(title, backHref, backText) {
   document.title = title === "Settings" ? "Settings" : `${title} — Settings`;
   back.hidden = !backHref;
   if (backHref) {
-    back.href = backHref;
+    back.href = at(backHref);
     backTitle.textContent = backText;
     back.onclick = (event) => { event.preventDefault(); navigate(backHref); };
   }
@@ -102,7 +108,7 @@ function setHeader(title, backHref, backText) {
 
 async function render() {
   const token = ++renderToken;
-  const path = location.pathname;
+  const path = location.pathname.slice(base.length) || "/";
   const query = new URLSearchParams(location.search);
   let content;
   try {
@@ -162,7 +168,7 @@ async function renderRoot(search) {
   parts.push(group("Apps", null, overview.apps.length === 0
     ? [element("div", { class: "row disabled" }, element("span", { class: "title" }, "No Settings bundles installed"))]
     : overview.apps.map((app) => link(appPath(app.domain), { class: "row link app", "data-domain": app.domain },
-        element("img", { class: "app-icon", src: "/assets/icon.svg", alt: "" }),
+        element("img", { class: "app-icon", src: at("/assets/icon.svg"), alt: "" }),
         element("span", { class: "title" }, app.title ?? app.domain))), { id: "apps" }));
   parts.push(group("Other domains", "Domains without a Settings bundle, edited key by key.", overview.otherDomains.length === 0
     ? [element("div", { class: "row disabled" }, element("span", { class: "title" }, "None"))]
@@ -266,7 +272,7 @@ function renderRow(domain, pane, row, keep) {
         marks, error);
     case "slider": {
       // An image the bundle names but does not hold is left out, as iOS does.
-      const image = (name) => name ? element("img", { class: "slider-image", alt: "", src: `/api/apps/${encodeURIComponent(domain)}/images/${encodeURIComponent(name)}`,
+      const image = (name) => name ? element("img", { class: "slider-image", alt: "", src: at(`/api/apps/${encodeURIComponent(domain)}/images/${encodeURIComponent(name)}`),
         onerror: (event) => event.target.remove() }) : null;
       const range = element("input", { type: "range", id: `${id}-input`, "aria-label": row.title ?? row.key,
         min: control.minimum ?? 0, max: control.maximum ?? 1, step: "any", value: typeof row.value === "number" ? row.value : "",
@@ -392,7 +398,7 @@ function showStatus(text) {
 }
 
 function listen() {
-  const socket = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/live`);
+  const socket = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}${at("/live")}`);
   let wasReachable = null;
   socket.onmessage = (message) => {
     const notice = JSON.parse(message.data);
