@@ -14,7 +14,8 @@ public final class ForeignServer {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
         process.arguments = [
             "--reuid=65534", "--regid=65534", "--clear-groups", "socat",
-            "UNIX-LISTEN:\(directory)/socket,fork", #"SYSTEM:echo '{"ok":true,"value":"forged","generation":99}'"#,
+            // Each connection gets a forged answer, then stays open until the client closes it.
+            "UNIX-LISTEN:\(directory)/socket,fork", #"SYSTEM:echo '{"ok":true,"value":"forged","generation":99}'; cat >/dev/null"#,
         ]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice

@@ -185,19 +185,22 @@ final class ConnectionDriver: @unchecked Sendable {
             failedToConnect(error)
             return
         }
-        let bootstrap = ClientBootstrap(group: eventLoop)
-            .channelInitializer { [self] channel in
-                channel.eventLoop.makeCompletedFuture {
+        // Nothing is read, and no handler added, until the server is known to be the user's or root's.
+        ClientBootstrap(group: eventLoop)
+            .channelOption(ChannelOptions.autoRead, value: false)
+            .connect(unixDomainSocketPath: configuration.socketPath)
+            .flatMap { channel in
+                DaemonPeer.check(channel).flatMapThrowing { [self] in
                     try channel.pipeline.syncOperations.addHandlers([
                         ByteToMessageHandler(
                             LineBasedFrameDecoder(), maximumBufferSize: ConnectionLimits.maximumLineBytes),
                         MessageCodec(),
                         DaemonLink(driver: self),
                     ])
+                    return channel
                 }
             }
-        bootstrap.connect(unixDomainSocketPath: configuration.socketPath)
-            .flatMap { channel in DaemonPeer.check(channel).map { channel } }
+            .flatMap { channel in channel.setOption(ChannelOptions.autoRead, value: true).map { channel } }
             .whenComplete { [self] result in
                 switch result {
                 case .success(let channel): connected(channel)

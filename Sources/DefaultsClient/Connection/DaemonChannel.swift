@@ -35,19 +35,19 @@ public final class DaemonChannel: Sendable {
     ) async throws -> DaemonChannel {
         try SocketTrust.checkDirectory(ofSocket: socketPath)
         let (events, continuation) = AsyncStream.makeStream(of: JSON.self, bufferingPolicy: .bufferingNewest(10_000))
+        // Nothing is read, and no handler added, until the server is known to be the user's or root's.
         let channel = try await ClientBootstrap(group: group)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandlers([
-                        ByteToMessageHandler(LineBasedFrameDecoder(), maximumBufferSize: ConnectionLimits.maximumLineBytes),
-                        MessageCodec(),
-                        EventSplitter(continuation: continuation),
-                        RequestResponseHandler<[UInt8], JSON>(),
-                    ])
-                }
-            }
+            .channelOption(ChannelOptions.autoRead, value: false)
             .connect(unixDomainSocketPath: socketPath).get()
-        try await DaemonPeer.check(channel).get()
+        try await DaemonPeer.check(channel).flatMapThrowing {
+            try channel.pipeline.syncOperations.addHandlers([
+                ByteToMessageHandler(LineBasedFrameDecoder(), maximumBufferSize: ConnectionLimits.maximumLineBytes),
+                MessageCodec(),
+                EventSplitter(continuation: continuation),
+                RequestResponseHandler<[UInt8], JSON>(),
+            ])
+        }.get()
+        try await channel.setOption(ChannelOptions.autoRead, value: true).get()
         return DaemonChannel(channel: channel, events: events)
     }
 

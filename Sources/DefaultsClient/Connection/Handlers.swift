@@ -93,8 +93,10 @@ enum DaemonPeer {
         guard let provider = channel as? SocketOptionProvider else {
             return channel.eventLoop.makeFailedFuture(DefaultsError(.notPermitted, "the daemon's socket does not say who serves it"))
         }
-        let credentials: EventLoopFuture<PeerCredentials> = provider.unsafeGetSocketOption(
+        let read: EventLoopFuture<PeerCredentials> = provider.unsafeGetSocketOption(
             level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
+        // A server that closed at once said nothing about itself: refused like any other.
+        let credentials = read.map { Optional($0) }.recover { _ in nil }
         return credentials.flatMapThrowing { peer in
             do { try SocketTrust.checkServer(peer) } catch {
                 channel.close(promise: nil)
