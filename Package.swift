@@ -213,7 +213,7 @@ let package = Package(
         // Two real daemons on a real 3-member etcd cluster on loopback.
         .testTarget(
             name: "RoamingTests",
-            dependencies: ["DefaultsCore", "LineSocket", "DaemonTestSupport", "defaultsd", "defaults"]
+            dependencies: ["DefaultsCore", "DefaultsClient", "LineSocket", "DaemonTestSupport", "defaultsd", "defaults"]
         ),
         .testTarget(
             name: "DefaultsClientTests",

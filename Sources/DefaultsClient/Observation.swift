@@ -37,6 +37,9 @@ public enum ChangeOrigin: Sendable, Hashable, CustomStringConvertible {
     case file
     /// An administrator's managed preferences for the domain changed.
     case managed
+    /// Another machine of the user changed the domain, through roaming (docs/ROAMING.md);
+    /// `host` is that machine's `roaming.hostName`.
+    case roaming(host: String?)
 
     /// The writer of a remote change, as the daemon saw it (`SO_PEERCRED`).
     public struct Writer: Sendable, Hashable {
@@ -57,6 +60,7 @@ public enum ChangeOrigin: Sendable, Hashable, CustomStringConvertible {
         case .settingsBundle: "settings bundle"
         case .file: "file edited"
         case .managed: "managed preferences"
+        case .roaming(let host): "roaming from \(host ?? "another machine")"
         }
     }
 }

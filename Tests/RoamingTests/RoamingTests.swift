@@ -1,4 +1,5 @@
 import DaemonTestSupport
+import DefaultsClient
 import DefaultsCore
 import Foundation
 import LineSocket
@@ -177,6 +178,29 @@ struct RoamingTests {
         #expect(winner == ["shared": "from A"] || winner == ["shared": "from B"])
         try m.waitForValues("B", winner)
         try m.waitForValues("A", winner)
+    }
+
+    @Test("a roaming change reaches a Swift observer on B as .roaming(host: \"A\")")
+    func aSwiftObserverSeesTheRoamingHost() async throws {
+        let m = try RoamingMachines()
+        try m.waitAllOnline()
+        let defaults = SharedDefaults(configuration: DefaultsConfiguration(
+            socketPath: m["B"].socketPath, appDomain: Self.domain, loadTimeout: .seconds(10), synchronizeTimeout: .seconds(10)))
+        #expect(defaults.object(forKey: "warp") == nil)
+        let (changes, continuation) = AsyncStream.makeStream(of: DefaultsChange.self)
+        let token = defaults.observe { continuation.yield($0) }
+        defer { token.cancel() }
+        #expect(try m.set("A", "warp", "true")["ok"] == true)
+        let change = await withTaskGroup(of: DefaultsChange?.self) { group in
+            group.addTask { for await change in changes where change.keys.contains("warp") { return change }; return nil }
+            group.addTask { try? await Task.sleep(for: .seconds(10)); return nil }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            continuation.finish()
+            return first
+        }
+        #expect(change?.origin == .roaming(host: "A"))
+        #expect(defaults.bool(forKey: "warp"))
     }
 
     @Test("compaction while B is stopped: B reads everything again, misses nothing, applies it once")

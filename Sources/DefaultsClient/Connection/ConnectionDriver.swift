@@ -427,10 +427,16 @@ final class ConnectionDriver: @unchecked Sendable {
 
     private func origin(of json: JSON?) -> ChangeOrigin {
         guard case .object(let members)? = json else { return .resynchronized }
-        switch members["source"] {
-        case .string("file")?: return .file
-        case .string("managed")?: return .managed
-        default: break
+        if case .string(let name)? = members["source"] {
+            switch OriginSource(rawValue: name) {
+            case .file?: return .file
+            case .managed?: return .managed
+            case .roaming?:
+                if case .string(let host)? = members["host"] { return .roaming(host: host) }
+                return .roaming(host: nil)
+            case .connection?: break
+            case nil: return .resynchronized  // a source this version does not know
+            }
         }
         guard case .integer(let connection)? = members["connection"] else { return .resynchronized }
         if connection == connectionNumber { return .local }

@@ -30,7 +30,7 @@ struct ChangeEvent: Sendable {
         writer.key(literal: "changes"); writer.changes(changeset)
         writer.key(literal: "origin"); writer.beginObject()
         if origin.source == .connection {
-            // A connection's origin has no `source`, as before other sources existed.
+            // A connection's origin is said by its members; it has no `source` (OriginSource).
             writer.key(literal: "pid"); writer.integer(Int64(origin.pid))
             writer.key(literal: "uid"); writer.integer(Int64(origin.uid))
             writer.key(literal: "connection"); writer.integer(Int64(origin.connection))

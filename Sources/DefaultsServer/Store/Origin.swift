@@ -1,17 +1,10 @@
+import DefaultsCore
+
 /// Who made a change: a connection (with its peer's credentials from `SO_PEERCRED`), or
 /// something outside the socket.
 struct Origin: Sendable, Hashable {
-    /// Where a change came from.
-    enum Source: String, Sendable, Hashable {
-        /// A client, through its connection: `pid`, `uid`, `connection` and `client` say which.
-        case connection
-        /// A domain file edited by hand or by another program while the daemon runs.
-        case file
-        /// An administrator's managed preferences.
-        case managed
-        /// Another machine of the user, through the roaming link: `host` says which.
-        case roaming
-    }
+    /// Where a change came from: the protocol's one list, shared with the clients.
+    typealias Source = OriginSource
 
     var source: Source
     var pid: Int32
