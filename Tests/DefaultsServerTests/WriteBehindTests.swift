@@ -157,11 +157,13 @@ import Testing
         // Retries after 100 ms, then 200, then 400, with no new change.
         loop.advanceTime(by: .milliseconds(99))
         #expect(writer.writes.count == 1)
+        #expect(writeBehind.failing == [a], "the failure is known, and was logged once")
         loop.advanceTime(by: .milliseconds(1))
         #expect(writer.writes.count == 2)
         loop.advanceTime(by: .milliseconds(600))
         #expect(elapsed(writer, since: start) == [0, 100, 300, 700])
         #expect(writeBehind.dirtyCount == 0 && writeBehind.fileWrites == 1)
+        #expect(writeBehind.failing.isEmpty, "written again")
         #expect(writeBehind.retryDelay == WriteBehind.firstRetryDelay, "the backoff starts again after a success")
         var synchronized = false
         writeBehind.synchronize().assumeIsolated().whenSuccess { synchronized = true }

@@ -57,6 +57,9 @@ final class WriteBehind {
     private(set) var flushCount = 0
     private(set) var fileWrites = 0
     private(set) var fileWritesByDomain: [DomainName: Int] = [:]
+    /// The domains whose last write failed: each failure is logged when it starts, and its end
+    /// once, not at every retry.
+    private(set) var failing: Set<DomainName> = []
     var dirtyCount: Int { dirty.count }
 
     init(
@@ -158,14 +161,18 @@ final class WriteBehind {
             for (domain, _) in snapshot.domains where !unwritten.contains(domain) {
                 fileWrites += 1
                 fileWritesByDomain[domain, default: 0] += 1
+                if failing.remove(domain) != nil {
+                    logger.notice("domain written again after failed writes", metadata: ["domain": "\(domain)"])
+                }
             }
             if !unwritten.isEmpty {
                 dirty.formUnion(unwritten)
                 if firstDirtyAt == nil { firstDirtyAt = eventLoop.now }
             }
             if !failures.isEmpty {
-                for (domain, error) in failures {
-                    logger.error("could not write domain", metadata: ["domain": "\(domain)", "error": "\(error.message)"])
+                for (domain, error) in failures where failing.insert(domain).inserted {
+                    logger.error("could not write domain; retrying with a growing delay, logged again only once it is written", metadata: [
+                        "domain": "\(domain)", "error": "\(error.message)"])
                 }
                 failWaiters(upTo: sequence, DefaultsError(.ioError, failures.values.first!.message))
                 arm(at: eventLoop.now + retryDelay)
