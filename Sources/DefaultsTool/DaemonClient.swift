@@ -27,7 +27,7 @@ public final class DaemonClient {
             throw ToolError.daemonUnavailable(refusal.message)
         } catch {
             throw ToolError.daemonUnavailable(
-                "defaultsd is not running at \(socketPath); start it with `systemctl --user start defaultsd.socket` or run `defaultsd`")
+                "defaultsd is not running at \(socketPath); start it with `systemctl --user start defaultsd.socket`, run `defaultsd`, or `make run` in a checkout of defaultsd")
         }
     }
 

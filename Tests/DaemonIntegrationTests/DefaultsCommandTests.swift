@@ -321,7 +321,7 @@ import Testing
         #expect(try daemon.storedValues("com.sync") == ["k": "v"])
         let missing = try Self.run(nil, ["read", "com.x"], socket: daemon.directory + "/nobody-home")
         #expect(missing.status == 1)
-        #expect(missing.err == "defaultsd is not running at \(daemon.directory)/nobody-home; start it with `systemctl --user start defaultsd.socket` or run `defaultsd`\n")
+        #expect(missing.err == "defaultsd is not running at \(daemon.directory)/nobody-home; start it with `systemctl --user start defaultsd.socket`, run `defaultsd`, or `make run` in a checkout of defaultsd\n")
         let viaFlag = try Self.run(nil, ["--socket", daemon.socketPath, "read", "com.sync", "k"], socket: "/nonexistent")
         #expect(viaFlag.out == "v\n")
     }
