@@ -65,6 +65,22 @@ import WebDriver
         #expect(page.header("Content-Security-Policy")?.contains("default-src 'self'") == true)
     }
 
+    @Test("the launch page's POST trades only the right token, and moves only to a page of the app")
+    func theLaunchPostTradesOnlyTheToken() throws {
+        func launch(_ form: String) throws -> LoopbackHTTP.Answer {
+            try LoopbackHTTP.send(port: app.port, "POST", "/launch",
+                                  headers: ["Content-Type": "application/x-www-form-urlencoded", "Origin": "null"], body: form)
+        }
+        let wrong = try launch("token=\(String(app.token.reversed()))&next=/")
+        #expect(wrong.status == 403 && wrong.header("Set-Cookie") == nil)
+        let right = try launch("token=\(app.token)&next=%2Fapps%2Fcom.example.app")
+        #expect(right.status == 200)
+        #expect(right.header("Set-Cookie")?.hasPrefix(app.cookie + ";") == true)
+        #expect(right.body.contains(#"content="0;url=\#(app.prefix)/apps/com.example.app""#))
+        let elsewhere = try launch("token=\(app.token)&next=%2F%2Fevil.example%2F")
+        #expect(elsewhere.body.contains(#"content="0;url=\#(app.prefix)/""#))
+    }
+
     @Test(arguments: ["localhost", "[::1]", "127.0.0.1"])
     func loopbackHostsAreServed(name: String) throws {
         #expect(try get("/api/overview", host: "\(name):\(app.port)").status == 200)

@@ -85,6 +85,13 @@ import Testing
         #expect(TokenRules.same("abc", "abc"))
         #expect(!TokenRules.same("abd", "abc"))
         #expect(!TokenRules.same("ab", "abc"))
+        // The launch form, and the page it may move to: only a path of this app, safe in an attribute.
+        #expect(TokenRules.form("token=abc&next=%2Fapps%2Fcom.example.a%3Flanguage%3Dfr") == ["token": "abc", "next": "/apps/com.example.a?language=fr"])
+        #expect(TokenRules.form("a+b=c+d&broken=%zz") == ["a b": "c d"])
+        #expect(TokenRules.safePath("/apps/com.example.a") == "/apps/com.example.a")
+        for unsafe in ["//evil.example/x", "https://evil.example", "apps", "/a\"onload=\"x", "/<script>", "/a b", "/a\\b", "/a`b", ""] {
+            #expect(TokenRules.safePath(unsafe) == "/", "\(unsafe)")
+        }
     }
 
     @Test func aPageHearsWhetherTheDaemonIsReachableThenEachChangeByDomainOnly() async {
