@@ -50,6 +50,74 @@ import Testing
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == target)
     }
 
+    /// A read-only file system mounted for the test, as a home-manager link into `/nix/store`
+    /// meets one; root only, so that file modes cannot stand in for it.
+    struct ReadOnlyStore {
+        static let canMount = getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/mount")
+        let path: String
+
+        /// Mounts a small tmpfs holding `files`, then makes it read-only.
+        init(files: [String: Data]) throws {
+            path = FileManager.default.temporaryDirectory.appendingPathComponent("read-only-\(UUID().uuidString.prefix(8))").path
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            try Self.mount(["-t", "tmpfs", "-o", "size=1m,mode=0755", "tmpfs", path])
+            for (name, data) in files { try data.write(to: URL(fileURLWithPath: path + "/" + name)) }
+            try Self.mount(["-o", "remount,ro", path])
+        }
+
+        func remove() {
+            try? Self.mount(["-u", path])
+            try? FileManager.default.removeItem(atPath: path)
+        }
+
+        private static func mount(_ arguments: [String]) throws {
+            let process = Process()
+            let unmounting = arguments.first == "-u"
+            process.executableURL = URL(fileURLWithPath: unmounting ? "/usr/bin/umount" : "/usr/bin/mount")
+            process.arguments = unmounting ? Array(arguments.dropFirst()) : arguments
+            try process.run()
+            process.waitUntilExit()
+            guard process.terminationStatus == 0 else { throw DefaultsError(.ioError, "mount \(arguments) failed") }
+        }
+    }
+
+    @Test("a link into a read-only store: writes answer io_error, the domain is set aside after a few tries, and stop is prompt",
+          .enabled(if: ReadOnlyStore.canMount, "mounting a read-only file system needs root"))
+    func aLinkIntoAReadOnlyStore() throws {
+        let store = try ReadOnlyStore(files: [Self.domain + ".plist": try PropertyListFile.encode(["rank": "Ensign"], format: .xml)])
+        defer { store.remove() }
+        let target = store.path + "/" + Self.domain + ".plist"
+        let daemon = try DaemonProcess()
+        let link = daemon.storagePath + "/" + Self.domain + ".plist"
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
+
+        let client = try daemon.connect()
+        #expect(try client.request(#"{"op":"get","domain":"\#(Self.domain)","key":"rank"}"#) == #"{"ok":true,"value":"Ensign","generation":0}"#)
+        #expect(try client.request(#"{"op":"set","domain":"\#(Self.domain)","key":"rank","value":"Captain"}"#) == #"{"ok":true,"generation":1}"#)
+        let answer = try JSONParser.parse(try client.request(#"{"op":"synchronize"}"#, timeout: 2))
+        #expect(answer["error"]?["code"] == .string("io_error"), "\(answer)")
+        if case .string(let message)? = answer["error"]?["message"] { #expect(message.contains("Read-only file system"), "\(message)") }
+
+        #expect(daemon.waitForLog("domain set aside after failed writes", timeout: 5), "given up on the clock, not retried forever")
+        #expect(daemon.logText.components(separatedBy: "could not write domain").count == 2, "the failure is logged once")
+        #expect(try client.request(#"{"op":"get","domain":"\#(Self.domain)","key":"rank"}"#) == #"{"ok":true,"value":"Captain","generation":1}"#,
+                "the value stays in memory")
+        let other = try daemon.connect()
+        try other.send(#"{"op":"ping"}"#)
+        #expect(try other.readResponse(timeout: 1) == #"{"ok":true}"#)
+        let again = try JSONParser.parse(try client.request(#"{"op":"synchronize"}"#, timeout: 1))
+        #expect(again["error"]?["code"] == .string("io_error"), "synchronize tries once more, and says so at once")
+
+        let started = Date()
+        _ = daemon.terminate()
+        #expect(Date().timeIntervalSince(started) < 5, "stop finishes")
+        #expect(daemon.logText.contains("final flush failed"))
+        #expect(try PropertyListFile.decode(Data(contentsOf: URL(fileURLWithPath: target))) == ["rank": "Ensign"])
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == target, "the link stays a link")
+        let debris = try FileManager.default.contentsOfDirectory(atPath: daemon.storagePath).filter { $0.contains(Self.domain) && !$0.hasSuffix(".plist") }
+        #expect(debris.isEmpty, "no temporary file left: \(debris)")
+    }
+
     @Test("links to a FIFO, /dev/zero and a folder are refused at once with io_error; ping is answered meanwhile")
     func linksToWhatIsNotAFileAreRefused() throws {
         let folder = try dotfiles()

@@ -170,6 +170,60 @@ import Testing
         #expect(synchronized)
     }
 
+    @Test func aDomainThatKeepsFailingIsSetAsideAndTriedAgainOnlyWhenAsked() throws {
+        let (loop, writer, writeBehind, _) = make()
+        writer.failuresLeft = 1_000
+        let start = loop.now
+        writeBehind.markDirty(a)
+        loop.advanceTime(by: .seconds(60))
+        #expect(elapsed(writer, since: start) == [50, 150, 350, 750, 1550], "five attempts, then no more on the clock")
+        #expect(Array(writeBehind.setAside.keys) == [a] && writeBehind.dirtyCount == 0)
+
+        // synchronize tries once more and tells the caller; the clock still does not retry.
+        var failure: DefaultsError?
+        writeBehind.synchronize().assumeIsolated().whenFailure { failure = $0 as? DefaultsError }
+        #expect(writer.writes.count == 6 && failure?.code == .ioError)
+        loop.advanceTime(by: .seconds(60))
+        #expect(writer.writes.count == 6 && Array(writeBehind.setAside.keys) == [a])
+
+        // Another domain is written on its usual schedule, but synchronize cannot promise a.
+        writer.failuresLeft = 0
+        writeBehind.markDirty(b)
+        loop.advanceTime(by: .milliseconds(50))
+        #expect(writer.writes.last?.domains == [b] && writeBehind.fileWritesByDomain[b] == 1)
+        writer.failuresLeft = 1
+        failure = nil
+        writeBehind.synchronize().assumeIsolated().whenFailure { failure = $0 as? DefaultsError }
+        #expect(writer.writes.last?.domains == [a] && failure?.code == .ioError)
+
+        // A change to a is tried once; once it is written, all is well again.
+        writeBehind.markDirty(a)
+        loop.advanceTime(by: .milliseconds(50))
+        #expect(writeBehind.setAside.isEmpty && writeBehind.failing.isEmpty && writeBehind.fileWritesByDomain[a] == 1)
+        var synchronized = false
+        writeBehind.synchronize().assumeIsolated().whenSuccess { synchronized = true }
+        #expect(synchronized)
+    }
+
+    @Test func aCallerWaitingWhileADomainIsSetAsideIsAnsweredWithTheFailure() throws {
+        let (loop, writer, writeBehind, _) = make()
+        writer.failuresLeft = 1_000
+        writer.completesAtOnce = false
+        writeBehind.markDirty(a)
+        loop.advanceTime(by: .milliseconds(50))
+        for _ in 1..<WriteBehind.attemptsBeforeSettingAside {
+            writer.completeAll()
+            loop.advanceTime(by: .seconds(2))
+        }
+        // The last attempt is in flight; a caller arrives, then the attempt fails.
+        var failure: DefaultsError?
+        writeBehind.synchronize().assumeIsolated().whenFailure { failure = $0 as? DefaultsError }
+        writer.completeAll()
+        loop.run()
+        #expect(writeBehind.setAside[a] != nil)
+        #expect(failure?.code == .ioError, "answered at once, not left waiting")
+    }
+
     @Test func aDomainDeferredForAnUnreadEditIsWrittenAtTheNextFlushAndItsWaitersWaitForIt() throws {
         let (loop, writer, writeBehind, _) = make()
         writer.deferralsLeft = 1

@@ -50,16 +50,24 @@ final class WriteBehind {
     /// How long a flush that follows another waits for more callers to join it.
     static let groupCommitWindow = TimeAmount.microseconds(200)
 
-    /// The wait before the first retry of a failed write; it doubles with each failure up to ``longestRetryDelay``.
+    /// The wait before the first retry of a failed write; it doubles with each failure.
     static let firstRetryDelay = TimeAmount.milliseconds(100)
-    static let longestRetryDelay = TimeAmount.seconds(30)
+    /// How many writes of a domain may fail in a row before it is set aside: about 1.5 s of
+    /// retries. A store that refuses this many writes (read-only, or full) is not retried by the
+    /// clock any more, so a daemon never spins on a disk that will not change by itself.
+    static let attemptsBeforeSettingAside = 5
 
     private(set) var flushCount = 0
     private(set) var fileWrites = 0
     private(set) var fileWritesByDomain: [DomainName: Int] = [:]
-    /// The domains whose last write failed: each failure is logged when it starts, and its end
-    /// once, not at every retry.
-    private(set) var failing: Set<DomainName> = []
+    /// The writes that failed in a row, per domain: each failure is logged when it starts, and
+    /// its end once, not at every retry.
+    private(set) var failedAttempts: [DomainName: Int] = [:]
+    /// Domains whose writes failed ``attemptsBeforeSettingAside`` times. Their values stay in
+    /// memory and are served; each is tried once more when it changes, at every `synchronize`
+    /// (which fails while one stays unwritten) and at stop, never on a timer.
+    private(set) var setAside: [DomainName: DefaultsError] = [:]
+    var failing: Set<DomainName> { Set(failedAttempts.keys) }
     var dirtyCount: Int { dirty.count }
 
     init(
@@ -78,6 +86,7 @@ final class WriteBehind {
     /// Records that a domain changed in memory.
     func markDirty(_ domain: DomainName) {
         eventLoop.preconditionInEventLoop()
+        setAside[domain] = nil
         dirty.insert(domain)
         writeSequence &+= 1
         let now = eventLoop.now
@@ -89,6 +98,12 @@ final class WriteBehind {
     /// Succeeds once every change recorded before the call is durable on disk.
     func synchronize() -> EventLoopFuture<Void> {
         eventLoop.preconditionInEventLoop()
+        if !setAside.isEmpty {
+            dirty.formUnion(setAside.keys)
+            setAside.removeAll()
+            if firstDirtyAt == nil { firstDirtyAt = eventLoop.now }
+            writeSequence &+= 1
+        }
         if writeSequence == durableSequence { return eventLoop.makeSucceededVoidFuture() }
         let promise = eventLoop.makePromise(of: Void.self)
         waiters.append((writeSequence, promise))
@@ -161,22 +176,46 @@ final class WriteBehind {
             for (domain, _) in snapshot.domains where !unwritten.contains(domain) {
                 fileWrites += 1
                 fileWritesByDomain[domain, default: 0] += 1
-                if failing.remove(domain) != nil {
+                if failedAttempts.removeValue(forKey: domain) != nil {
                     logger.notice("domain written again after failed writes", metadata: ["domain": "\(domain)"])
                 }
             }
-            if !unwritten.isEmpty {
-                dirty.formUnion(unwritten)
-                if firstDirtyAt == nil { firstDirtyAt = eventLoop.now }
-            }
-            if !failures.isEmpty {
-                for (domain, error) in failures where failing.insert(domain).inserted {
+            dirty.formUnion(outcome.deferred)
+            var retrying = false
+            for (domain, error) in failures {
+                let attempts = failedAttempts[domain, default: 0] + 1
+                failedAttempts[domain] = attempts
+                if attempts == 1 {
                     logger.error("could not write domain; retrying with a growing delay, logged again only once it is written", metadata: [
                         "domain": "\(domain)", "error": "\(error.message)"])
                 }
+                if attempts >= WriteBehind.attemptsBeforeSettingAside {
+                    if attempts == WriteBehind.attemptsBeforeSettingAside {
+                        logger.error("domain set aside after failed writes: its values stay in memory, and it is written again only when it changes, at synchronize or at stop", metadata: [
+                            "domain": "\(domain)", "attempts": "\(attempts)", "error": "\(error.message)"])
+                    }
+                    setAside[domain] = error
+                } else {
+                    dirty.insert(domain)
+                    retrying = true
+                }
+            }
+            if !dirty.isEmpty, firstDirtyAt == nil { firstDirtyAt = eventLoop.now }
+            if !failures.isEmpty {
                 failWaiters(upTo: sequence, DefaultsError(.ioError, failures.values.first!.message))
-                arm(at: eventLoop.now + retryDelay)
-                retryDelay = min(retryDelay * 2, WriteBehind.longestRetryDelay)
+                if retrying {
+                    arm(at: eventLoop.now + retryDelay)
+                    retryDelay = retryDelay * 2
+                } else {
+                    retryDelay = WriteBehind.firstRetryDelay
+                    // Whatever else changed meanwhile is written on its usual schedule; callers
+                    // who came during this flush are answered (with the failure) now.
+                    if !dirty.isEmpty {
+                        arm(at: max(lastWriteAt + coalesceDelay, eventLoop.now))
+                    } else if !waiters.isEmpty {
+                        startFlush()
+                    }
+                }
                 return
             }
             retryDelay = WriteBehind.firstRetryDelay
@@ -201,7 +240,12 @@ final class WriteBehind {
         }
     }
 
+    /// Answers the callers whose changes are all written: with success, or, while a domain is set
+    /// aside, with its failure, since what they asked to be durable is not.
     private func answerWaiters() {
+        if let (domain, error) = setAside.first {
+            return failWaiters(upTo: durableSequence, DefaultsError(.ioError, "\(domain) cannot be written: \(error.message)"))
+        }
         var remaining: [(sequence: UInt64, promise: EventLoopPromise<Void>)] = []
         for waiter in waiters {
             if waiter.sequence <= durableSequence { waiter.promise.succeed() } else { remaining.append(waiter) }
