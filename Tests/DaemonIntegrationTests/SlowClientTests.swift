@@ -39,4 +39,23 @@ import Testing
         }
         #expect(try slow.request(#"{"op":"ping"}"#) == #"{"ok":true}"#)
     }
+
+    @Test("a partial line left unfinished is answered line_timed_out and the connection ends; others go on")
+    func anUnfinishedLineTimesOut() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("unfinished-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let configuration = folder + "/config.json"
+        try Data(#"{"unfinishedLineMilliseconds": 300}"#.utf8).write(to: URL(fileURLWithPath: configuration))
+        let daemon = try DaemonProcess(arguments: ["--config", configuration])
+        let stalled = try daemon.connect()
+        let started = Date()
+        try stalled.send(bytes: Array(#"{"op":"ping"}"#.utf8) + [10] + Array(#"{"op":"pi"#.utf8))
+        #expect(try stalled.readResponse(timeout: 1) == #"{"ok":true}"#)
+        #expect(try stalled.readResponse(timeout: 2)
+            == #"{"ok":false,"error":{"code":"line_timed_out","message":"line left unfinished for 300 ms; the connection is closed"}}"#)
+        #expect(Date().timeIntervalSince(started) >= 0.3)
+        #expect(throws: (any Error).self, "the connection ends") { try stalled.readResponse(timeout: 3) }
+        #expect(try daemon.connect().request(#"{"op":"ping"}"#, timeout: 1) == #"{"ok":true}"#)
+    }
 }

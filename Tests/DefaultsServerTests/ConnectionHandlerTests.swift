@@ -95,6 +95,36 @@ extension EmbeddedChannel {
         #expect(client.isActive)
     }
 
+    @Test("a line left unfinished for the timeout ends the connection; lines that keep completing, and idleness, do not")
+    func anUnfinishedLineTimesOut() throws {
+        let server = EmbeddedServer()
+        let stalled = try server.connect()
+        let streaming = try server.connect()
+        let subscriber = try server.connect()
+        try subscriber.send(#"{"op":"subscribe","domain":"com.a"}"#)
+        try stalled.writeInbound(ByteBuffer(string: #"{"op":"ping"}"# + "\n" + #"{"op":"#))
+        try streaming.writeInbound(ByteBuffer(string: #"{"op":"ping"}"# + "\n" + #"{"op":"#))
+        #expect(try stalled.received() == [#"{"ok":true}"#])
+        server.loop.advanceTime(by: .seconds(6))
+        // More of the same line is not progress; a completed line is.
+        try stalled.writeInbound(ByteBuffer(string: #""pi"#))
+        try streaming.writeInbound(ByteBuffer(string: #""ping"}"# + "\n" + #"{"op"#))
+        server.loop.advanceTime(by: .milliseconds(3_999))
+        #expect(try stalled.received().isEmpty && stalled.isActive)
+        server.loop.advanceTime(by: .milliseconds(1))
+        #expect(try stalled.received() == [
+            #"{"ok":false,"error":{"code":"line_timed_out","message":"line left unfinished for 10000 ms; the connection is closed"}}"#])
+        try stalled.writeInbound(ByteBuffer(string: #"ng"}"# + "\n"))
+        #expect(try stalled.received().isEmpty, "nothing more is run")
+        server.loop.advanceTime(by: .seconds(1))
+        #expect(!stalled.isActive)
+
+        server.loop.advanceTime(by: .seconds(60))
+        #expect(streaming.isActive == false, "its own last partial line then stalled too")
+        #expect(subscriber.isActive, "a connection with no partial line may stay idle")
+        #expect(try streaming.received().count == 3, "two pings answered, then the timeout")
+    }
+
     @Test func anotherUserIsRefusedWithOneLineAndTheConnectionEnds() throws {
         let server = EmbeddedServer()
         let stranger = try server.connect(uid: 4242)

@@ -11,6 +11,8 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
         case invalidUTF8 = "invalid_utf8"
         /// The line is longer than the configured limit; the rest of it was discarded.
         case lineTooLong = "line_too_long"
+        /// A line was left unfinished longer than the configured time; the connection was closed.
+        case lineTimedOut = "line_timed_out"
         case unknownOp = "unknown_op"
         case missingParameter = "missing_parameter"
         /// A parameter has the wrong JSON type or an impossible value.

@@ -80,6 +80,16 @@ extension ConfigurationOption {
             },
             current: { .integer($0.maximumLineBytes) }),
         ConfigurationOption(
+            key: "unfinishedLineMilliseconds", flag: nil,
+            summary: "The longest a connection may leave a request line unfinished; it is then answered with line_timed_out and closed. Applies to new connections.",
+            expected: "an integer from 100 to 3600000", needsRestart: false,
+            apply: { value, configuration in
+                guard case .integer(let ms) = value, (100...3_600_000).contains(ms) else { return false }
+                configuration.unfinishedLineTimeout = .milliseconds(Int64(ms))
+                return true
+            },
+            current: { .integer(Int($0.unfinishedLineTimeout.nanoseconds / 1_000_000)) }),
+        ConfigurationOption(
             key: "maximumPendingReplyBytes", flag: "--max-pending-reply-bytes",
             summary: "The most answers, in bytes, a connection may leave unread; past it its requests wait until the client reads. Applies to new connections.",
             expected: "an integer from 16384 to 1073741824", needsRestart: false,

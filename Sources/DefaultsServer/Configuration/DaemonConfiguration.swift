@@ -23,6 +23,10 @@ public struct DaemonConfiguration: Sendable {
     public var maximumCoalesceDelay: TimeAmount = .seconds(1)
     /// Longest request line, in bytes; longer lines are answered with `line_too_long` and discarded.
     public var maximumLineBytes: Int = 1 << 20
+    /// The longest a connection may leave a line unfinished while sending nothing that ends a
+    /// line; past it the connection is answered `line_timed_out` and closed. Bounds the memory
+    /// that stalled partial lines hold (`maximumConnections` × `maximumLineBytes` at worst) in time.
+    public var unfinishedLineTimeout: TimeAmount = .seconds(10)
     /// The most answers, in bytes, one connection may have waiting for its client to read them
     /// (Redis's `client-output-buffer-limit`): past it the daemon stops running that connection's
     /// requests until the client reads, and answers every one of them, in order, once it does.

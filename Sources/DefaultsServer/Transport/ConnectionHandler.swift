@@ -16,7 +16,10 @@ import NIOCore
 /// answers encoded reach `maximumPendingReplyBytes` they are handed to the socket, and while the
 /// socket is not writable (or ``BufferSizes/mostHeldAnswers`` wait behind a `synchronize`) the
 /// connection's requests wait, unread, until the client reads. Every request is still answered,
-/// in order; other connections are served meanwhile.
+/// in order; other connections are served meanwhile. A line left unfinished, with no line
+/// completed, for `unfinishedLineTimeout` ends the connection with `line_timed_out`, so stalled
+/// partial lines cannot hold memory forever; a connection with no partial line (a subscriber)
+/// may stay idle as long as it likes.
 final class ConnectionHandler: ChannelInboundHandler, EventSink {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
@@ -42,6 +45,11 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
     /// already read stay in `lines`, and nothing more is read.
     private var paused = false
     private let maximumPendingReplyBytes: Int
+    private let unfinishedLineTimeout: TimeAmount
+    /// Armed while a partial line is held; see ``checkUnfinishedLine(_:)``.
+    private var unfinishedLineTimer: Scheduled<Void>?
+    /// Lines run so far: a timer that fires after one more has completed sees progress.
+    private var linesRun = 0
 
     var sinkID: UInt64 { session.id }
 
@@ -52,6 +60,7 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
         self.session = Session(id: id, origin: Origin(pid: 0, uid: 0, connection: id))
         self.lines = LineFrameDecoder(maximumLineBytes: server.configuration.maximumLineBytes)
         self.maximumPendingReplyBytes = server.configuration.maximumPendingReplyBytes
+        self.unfinishedLineTimeout = server.configuration.unfinishedLineTimeout
     }
 
     func handlerAdded(context: ChannelHandlerContext) { self.context = context }
@@ -87,6 +96,8 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
 
     func channelInactive(context: ChannelHandlerContext) {
         closed = true
+        unfinishedLineTimer?.cancel()
+        unfinishedLineTimer = nil
         // Unsubscribed first, so the events of the batch that ends here skip this connection.
         server.notifier.unsubscribeFromEverything(self)
         endBatch()
@@ -104,6 +115,7 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
     /// Runs the lines received, in order, until none is left or the client must read first.
     private func runLines(_ context: ChannelHandlerContext) {
         while !closed, !paused, let frame = lines.next() {
+            linesRun &+= 1
             run(frame)
             if replies.encodedBytes >= maximumPendingReplyBytes { writePending(context, flush: true) }
             if !context.channel.isWritable || replies.heldCount >= BufferSizes.mostHeldAnswers { pause(context) }
@@ -177,7 +189,28 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
         // event wakes it, instead of being woken twice.
         writePending(context, flush: true)
         endBatch()
+        armUnfinishedLineTimer(context)
         context.fireChannelReadComplete()
+    }
+
+    /// Starts timing a partial line left at the end of a read, or stops when none is left.
+    private func armUnfinishedLineTimer(_ context: ChannelHandlerContext) {
+        guard lines.holdsUnfinishedLine, !closed else {
+            unfinishedLineTimer?.cancel()
+            unfinishedLineTimer = nil
+            return
+        }
+        guard unfinishedLineTimer == nil else { return }
+        let linesRunAtStart = linesRun
+        unfinishedLineTimer = context.eventLoop.assumeIsolated().scheduleTask(in: unfinishedLineTimeout) { [self] in
+            unfinishedLineTimer = nil
+            guard let context = self.context, !closed, lines.holdsUnfinishedLine else { return }
+            // Lines completed meanwhile, or a client that must read its answers first, is progress
+            // or our own wait, not a stall: time the line afresh.
+            if paused || linesRun != linesRunAtStart { return armUnfinishedLineTimer(context) }
+            writePending(context, flush: true)
+            refuse(context, DefaultsError(.lineTimedOut, "line left unfinished for \(unfinishedLineTimeout.nanoseconds / 1_000_000) ms; the connection is closed"))
+        }
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
@@ -265,6 +298,7 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
             channel.eventLoop.assumeIsolated().scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
         }
         refused = true
+        accepted = false
     }
 
     // MARK: - Events

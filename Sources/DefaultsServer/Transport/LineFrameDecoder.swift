@@ -90,6 +90,10 @@ struct LineFrameDecoder {
         buffer!.withUnsafeReadableBytes { LineFraming.newline(in: $0, from: scanned) }
     }
 
+    /// True while part of a line has arrived and its newline has not: the bytes kept, or the
+    /// rest of an over-long line being discarded.
+    var holdsUnfinishedLine: Bool { discarding || (buffer?.readableBytes ?? 0) > 0 }
+
     /// At end of input: the last line when it has no newline
     /// (`printf '{"op":"ping"}' | socat ...`). Call after `next()` returned nil.
     mutating func finish() -> Frame? {
