@@ -38,15 +38,19 @@ let package = Package(
 
         // The fuzz harness of every parser (docs/RELIABILITY.md), and the executable that runs one
         // under libFuzzer (`make fuzz`) or replays inputs through it.
-        .target(name: "FuzzHarnesses", dependencies: ["DefaultsCore", "SettingsBundles"]),
+        .target(name: "FuzzHarnesses", dependencies: ["DefaultsCore", "SettingsBundles", "EtcdWire"]),
         .executableTarget(name: "defaultsd-fuzz", dependencies: ["FuzzHarnesses"]),
+
+        // etcd's messages and the gateway's JSON form of them: the part of roaming that reads
+        // what a cluster answers, apart from the HTTP client so that it can be fuzzed alone.
+        .target(name: "EtcdWire", dependencies: ["DefaultsCore"]),
 
         // etcd v3 through its JSON gateway: ranges, transactions and the streaming watch, over the
         // members of a cluster in turn (docs/ROAMING.md).
         .target(
             name: "EtcdGateway",
             dependencies: [
-                "DefaultsCore",
+                "DefaultsCore", "EtcdWire",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -59,7 +63,7 @@ let package = Package(
         .target(
             name: "DefaultsServer",
             dependencies: [
-                "DefaultsCore", "SettingsBundles", "EtcdGateway",
+                "DefaultsCore", "SettingsBundles", "EtcdWire", "EtcdGateway",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -181,7 +185,7 @@ let package = Package(
         .testTarget(
             name: "DefaultsServerTests",
             dependencies: [
-                "DefaultsServer", "DefaultsCore", "DaemonTestSupport", "EtcdGateway",
+                "DefaultsServer", "DefaultsCore", "DaemonTestSupport", "EtcdWire", "EtcdGateway",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

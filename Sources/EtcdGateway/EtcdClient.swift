@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import DefaultsCore
+import EtcdWire
 import FoundationEssentials
 import Logging
 import NIOConcurrencyHelpers
@@ -101,15 +102,11 @@ public final class EtcdClient: Sendable {
                 "key": start, "range_end": GatewayJSON.prefixEnd(prefix), "limit": .string(String(configuration.keysPerPage)),
             ]
             if let revision { body["revision"] = .string(String(revision)) }
-            let answer = try await post("/v3/kv/range", .object(body))
-            let page = try GatewayJSON.array(answer["kvs"]).map { json throws(EtcdError) in try GatewayJSON.keyValue(json) }
-            if revision == nil { revision = try GatewayJSON.revision(answer["header"]?["revision"]) }
-            keyValues += page
-            guard GatewayJSON.bool(answer["more"]), case .string(let last)? = GatewayJSON.array(answer["kvs"]).last?["key"],
-                let lastKey = Data(base64Encoded: last)
-            else { break }
-            // The next page starts right after the last key: that key with a zero byte appended.
-            start = .string((lastKey + [0]).base64EncodedString())
+            let page = try GatewayJSON.rangePage(try await post("/v3/kv/range", .object(body)))
+            if revision == nil { revision = page.revision }
+            keyValues += page.keyValues
+            guard let next = page.nextStart else { break }
+            start = next
         }
         return EtcdRange(revision: revision ?? 0, keyValues: keyValues)
     }

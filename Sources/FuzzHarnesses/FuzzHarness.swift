@@ -1,9 +1,11 @@
 import DefaultsCore
+import EtcdWire
 import FoundationEssentials
 import SettingsBundles
 
 /// The coverage-guided fuzz harness of every parser that takes input from outside: request
-/// lines and wire values (JSON), the three property-list formats, and `.strings` files. Each
+/// lines and wire values (JSON), the three property-list formats, `.strings` files, and the
+/// answers of an etcd cluster's gateway. Each
 /// harness feeds one input to its parser and, where the parser accepts it, checks the round
 /// trip: decode → encode → decode gives the first decode again. A failed check traps, which is
 /// what libFuzzer reports as a crash.
@@ -20,6 +22,7 @@ public enum FuzzHarness: String, CaseIterable, Sendable {
     case binaryPropertyList = "binary-plist"
     case oldStylePropertyList = "old-style-plist"
     case stringsFile = "strings"
+    case etcdGateway = "etcd-gateway"
 
     public func run(_ bytes: [UInt8]) {
         switch self {
@@ -37,6 +40,8 @@ public enum FuzzHarness: String, CaseIterable, Sendable {
             Self.expectRoundTrips(value, through: "XML") { try XMLPropertyList.decode(XMLPropertyList.encode($0)) }
         case .stringsFile:
             _ = StringsFile.read(Data(bytes), path: "fuzz.strings")
+        case .etcdGateway:
+            Self.etcdGateway(bytes)
         }
     }
 
@@ -59,6 +64,25 @@ public enum FuzzHarness: String, CaseIterable, Sendable {
         precondition(wire.count == WireValue.encodedSize(of: value), "encodedSize disagrees with the encoding of \(value)")
         let decoded = try? WireValue.decode(try JSONParser.parse(wire))
         precondition(decoded == value, "a wire value does not round-trip: \(value)")
+    }
+
+    /// An answer of etcd's gateway, read as each request's answer: a range page, a
+    /// transaction's result, a watch line, an error body. Whatever is accepted holds only
+    /// revisions etcd can have sent.
+    private static func etcdGateway(_ bytes: [UInt8]) {
+        guard let json = try? JSONParser.parse(bytes) else { return }
+        let possible = EtcdWatchMessage.possibleRevisions
+        if let page = try? GatewayJSON.rangePage(json) {
+            precondition(possible.contains(page.revision) && page.keyValues.allSatisfy { possible.contains($0.modRevision) })
+        }
+        if let result = try? GatewayJSON.transactionResult(json) {
+            precondition(possible.contains(result.revision) && result.reads.allSatisfy { $0.map { possible.contains($0.modRevision) } ?? true })
+        }
+        if let message = try? GatewayJSON.watchMessage(json) {
+            precondition(possible.contains(message.revision) && message.events.allSatisfy { possible.contains($0.keyValue.modRevision) })
+            precondition(message.compactRevision.map { $0 > 0 && possible.contains($0) } ?? true)
+        }
+        _ = GatewayJSON.refusal(json)
     }
 
     private static func expectRoundTrips(

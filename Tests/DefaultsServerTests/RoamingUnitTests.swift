@@ -1,4 +1,5 @@
 import DefaultsCore
+@testable import EtcdWire
 @testable import DefaultsServer
 @testable import EtcdGateway
 import Foundation

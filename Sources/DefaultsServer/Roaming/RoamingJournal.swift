@@ -1,4 +1,5 @@
 import DefaultsCore
+import EtcdWire
 import EtcdGateway
 import FoundationEssentials
 

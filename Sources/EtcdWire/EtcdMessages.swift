@@ -76,6 +76,11 @@ public struct EtcdTransactionResult: Sendable, Hashable {
 public struct EtcdRange: Sendable, Hashable {
     public var revision: Int64
     public var keyValues: [EtcdKeyValue]
+
+    package init(revision: Int64, keyValues: [EtcdKeyValue]) {
+        self.revision = revision
+        self.keyValues = keyValues
+    }
 }
 
 /// Why a request to etcd did not give an answer.
@@ -100,15 +105,22 @@ public enum EtcdError: Error, Sendable, Hashable, CustomStringConvertible {
 
 /// The JSON mapping of etcd's protobuf messages as its gateway speaks it: bytes in base64,
 /// 64-bit integers as strings, fields at their default value (false, 0, empty) left out.
-enum GatewayJSON {
-    static func base64(_ text: String) -> JSON { .string(Data(text.utf8).base64EncodedString()) }
+///
+/// Every answer of a cluster is input: each reader here takes any JSON and gives a typed value
+/// or ``EtcdError/malformed(_:)``, never a trap (the `etcd-gateway` fuzz harness holds it to that).
+///
+/// ```swift
+/// let message = try GatewayJSON.watchMessage(try JSONParser.parse(line))
+/// ```
+package enum GatewayJSON {
+    package static func base64(_ text: String) -> JSON { .string(Data(text.utf8).base64EncodedString()) }
 
-    static func text(_ json: JSON?) -> String {
+    package static func text(_ json: JSON?) -> String {
         guard case .string(let encoded)? = json, let data = Data(base64Encoded: encoded) else { return "" }
         return String(decoding: data, as: UTF8.self)
     }
 
-    static func int64(_ json: JSON?) -> Int64 {
+    package static func int64(_ json: JSON?) -> Int64 {
         switch json {
         case .string(let text)?: Int64(text) ?? 0
         case .integer(let value)?: value
@@ -117,29 +129,29 @@ enum GatewayJSON {
     }
 
     /// A revision, checked to be one etcd can have sent (``EtcdWatchMessage/possibleRevisions``).
-    static func revision(_ json: JSON?) throws(EtcdError) -> Int64 {
+    package static func revision(_ json: JSON?) throws(EtcdError) -> Int64 {
         let value = int64(json)
         guard EtcdWatchMessage.possibleRevisions.contains(value) else { throw .malformed("an impossible revision \(value)") }
         return value
     }
 
-    static func bool(_ json: JSON?) -> Bool {
+    package static func bool(_ json: JSON?) -> Bool {
         if case .bool(let value)? = json { return value }
         return false
     }
 
-    static func array(_ json: JSON?) -> [JSON] {
+    package static func array(_ json: JSON?) -> [JSON] {
         if case .array(let elements)? = json { return elements }
         return []
     }
 
-    static func keyValue(_ json: JSON) throws(EtcdError) -> EtcdKeyValue {
+    package static func keyValue(_ json: JSON) throws(EtcdError) -> EtcdKeyValue {
         EtcdKeyValue(key: text(json["key"]), value: text(json["value"]), modRevision: try revision(json["mod_revision"]))
     }
 
     /// The end of the range of every key that starts with `prefix`: the prefix with its last
     /// byte raised by one (etcd's `clientv3.GetPrefixRangeEnd`).
-    static func prefixEnd(_ prefix: String) -> JSON {
+    package static func prefixEnd(_ prefix: String) -> JSON {
         var bytes = Array(prefix.utf8)
         while let last = bytes.last {
             if last < 0xFF {
@@ -151,11 +163,11 @@ enum GatewayJSON {
         return .string(Data([0]).base64EncodedString())  // every key
     }
 
-    static func compare(_ compare: EtcdCompare) -> JSON {
+    package static func compare(_ compare: EtcdCompare) -> JSON {
         ["result": "EQUAL", "target": "MOD", "key": base64(compare.key), "mod_revision": .string(String(compare.modRevision))]
     }
 
-    static func operation(_ operation: EtcdOperation) -> JSON {
+    package static func operation(_ operation: EtcdOperation) -> JSON {
         switch operation {
         case .put(let key, let value): ["request_put": ["key": base64(key), "value": base64(value)]]
         case .delete(let key): ["request_delete_range": ["key": base64(key)]]
@@ -163,7 +175,7 @@ enum GatewayJSON {
         }
     }
 
-    static func transactionResult(_ json: JSON) throws(EtcdError) -> EtcdTransactionResult {
+    package static func transactionResult(_ json: JSON) throws(EtcdError) -> EtcdTransactionResult {
         var reads: [EtcdKeyValue?] = []
         for response in array(json["responses"]) {
             guard let range = response["response_range"] else { continue }
@@ -173,7 +185,7 @@ enum GatewayJSON {
             succeeded: bool(json["succeeded"]), revision: try revision(json["header"]?["revision"]), reads: reads)
     }
 
-    static func watchMessage(_ json: JSON) throws(EtcdError) -> EtcdWatchMessage {
+    package static func watchMessage(_ json: JSON) throws(EtcdError) -> EtcdWatchMessage {
         if let error = json["error"] { throw refusal(error) }
         guard let result = json["result"] else { throw .malformed("a watch message without a result") }
         var events: [EtcdEvent] = []
@@ -186,8 +198,21 @@ enum GatewayJSON {
             canceled: bool(result["canceled"]))
     }
 
+    /// One page of a range answer: its keys, its revision, and where the next page starts
+    /// (nil on the last page).
+    package static func rangePage(_ answer: JSON) throws(EtcdError) -> (keyValues: [EtcdKeyValue], revision: Int64, nextStart: JSON?) {
+        let kvs = array(answer["kvs"])
+        let keyValues = try kvs.map { json throws(EtcdError) in try keyValue(json) }
+        let revision = try revision(answer["header"]?["revision"])
+        guard bool(answer["more"]), case .string(let last)? = kvs.last?["key"], let lastKey = Data(base64Encoded: last) else {
+            return (keyValues, revision, nil)
+        }
+        // The next page starts right after the last key: that key with a zero byte appended.
+        return (keyValues, revision, .string((lastKey + [0]).base64EncodedString()))
+    }
+
     /// The gateway's error body, `{"error":"...","code":N,"message":"..."}`.
-    static func refusal(_ json: JSON) -> EtcdError {
+    package static func refusal(_ json: JSON) -> EtcdError {
         let code = Int(int64(json["code"]))
         if case .string(let message)? = json["message"] { return .refused(code: code, message: message) }
         if case .string(let message)? = json["error"] { return .refused(code: code, message: message) }
