@@ -179,26 +179,26 @@ struct DefaultsBench: ParsableCommand {
         // A request that does no work: what the socket and the event loop cost by themselves.
         results.ping = try pingLatencies(client)
         results.set = try latencies(perRound, request: { i in
-            #"{"op":"set","domain":"com.bench","key":"k\#(i % 100)","value":\#(i)}"# + "\n"
+            JSON.requestLine(.set, ["domain": "com.bench", "key": .string("k\(i % 100)"), "value": .integer(Int64(i))]) + "\n"
         }) { request in
             try client.send(bytes: request)
             guard try client.nextLine(hasPrefix: Self.ok) else { throw LineSocket.Failure(description: "set failed") }
         }
-        results.get = try latencies(perRound, request: { i in #"{"op":"get","domain":"com.bench","key":"k\#(i % 100)"}"# + "\n" }) { request in
+        results.get = try latencies(perRound, request: { i in JSON.requestLine(.get, ["domain": "com.bench", "key": .string("k\(i % 100)")]) + "\n" }) { request in
             try client.send(bytes: request)
             guard try client.nextLine(hasPrefix: Self.ok) else { throw LineSocket.Failure(description: "get failed") }
         }
         if !roundTripsOnly {
             results.pipelined = try throughput(perRound * 5, batch: 1000, client: client, answer: Self.ok) { i in
-                #"{"op":"set","domain":"com.bench.pipe","key":"k\#(i % 100)","value":\#(i)}"# + "\n"
+                JSON.requestLine(.set, ["domain": "com.bench.pipe", "key": .string("k\(i % 100)"), "value": .integer(Int64(i))]) + "\n"
             }
         }
 
         for count in roundTripsOnly ? [1] : [1, 100] {
             let subscribers = try (0..<count).map { _ in try LineSocket(path: socket) }
-            for subscriber in subscribers { try subscriber.request(#"{"op":"subscribe","domains":["com.bench.events"]}"#) }
+            for subscriber in subscribers { try subscriber.request(JSON.requestLine(.subscribe, ["domains": ["com.bench.events"]])) }
             let samples = try latencies(count == 1 ? eventsPerRound : eventsPerRound / 4, request: { i in
-                #"{"op":"set","domain":"com.bench.events","key":"k","value":\#(i)}"# + "\n"
+                JSON.requestLine(.set, ["domain": "com.bench.events", "key": "k", "value": .integer(Int64(i))]) + "\n"
             }) { request in
                 try client.send(bytes: request)
                 for subscriber in subscribers {
@@ -212,7 +212,7 @@ struct DefaultsBench: ParsableCommand {
 
         // Write the round's changes to disk now: a flush left for later would run during the
         // next server's round and disturb it (and where the scheduler places it).
-        _ = try client.request(#"{"op":"synchronize"}"#)
+        _ = try client.request(JSON.requestLine(.synchronize))
         return results
     }
 
@@ -225,7 +225,7 @@ struct DefaultsBench: ParsableCommand {
 
     /// `{"op":"ping"}` round trips, one at a time.
     func pingLatencies(_ client: LineSocket) throws -> [Double] {
-        try latencies(perRound, request: { _ in #"{"op":"ping"}"# + "\n" }) { request in
+        try latencies(perRound, request: { _ in JSON.requestLine(.ping) + "\n" }) { request in
             try client.send(bytes: request)
             guard try client.nextLine(hasPrefix: Self.ok) else { throw LineSocket.Failure(description: "ping failed") }
         }
@@ -236,11 +236,11 @@ struct DefaultsBench: ParsableCommand {
         let client = try LineSocket(path: socket)
         let burstDomain = "com.bench.burst"
         var lines = ""
-        for i in 0..<burst { lines += #"{"op":"set","domain":"\#(burstDomain)","key":"k\#(i % 50)","value":\#(i)}"# + "\n" }
+        for i in 0..<burst { lines += JSON.requestLine(.set, ["domain": .string(burstDomain), "key": .string("k\(i % 50)"), "value": .integer(Int64(i))]) + "\n" }
         try client.send(bytes: Array(lines.utf8))
         for _ in 0..<burst { _ = try client.readResponse() }
-        try client.request(#"{"op":"synchronize"}"#)
-        let stats = try JSONParser.parse(try client.request(#"{"op":"stats","domain":"\#(burstDomain)"}"#))
+        try client.request(JSON.requestLine(.synchronize))
+        let stats = try JSONParser.parse(try client.request(JSON.requestLine(.stats, ["domain": .string(burstDomain)])))
         guard case .integer(let rewrites)? = stats["domainFileWrites"] else { return -1 }
         return Int(rewrites)
     }
@@ -249,8 +249,8 @@ struct DefaultsBench: ParsableCommand {
     func measureHandEdits(socket: String, storage: String, count: Int = 200) throws -> [Double] {
         let client = try LineSocket(path: socket)
         let domain = "com.bench.hand"
-        try client.request(#"{"op":"set","domain":"\#(domain)","key":"k","value":0}"#)
-        try client.request(#"{"op":"subscribe","domains":["\#(domain)"]}"#)
+        try client.request(JSON.requestLine(.set, ["domain": .string(domain), "key": "k", "value": 0]))
+        try client.request(JSON.requestLine(.subscribe, ["domains": [.string(domain)]]))
         let path = storage + "/" + domain + ".plist"
         var samples: [Double] = []
         for i in 1...count {
@@ -261,7 +261,7 @@ struct DefaultsBench: ParsableCommand {
             _ = try client.readEvent()
             samples.append(LineSocket.now() - start)
             // The daemon writes the domain back; the next edit starts after that.
-            try client.request(#"{"op":"synchronize"}"#)
+            try client.request(JSON.requestLine(.synchronize))
         }
         return samples
     }
@@ -387,7 +387,7 @@ struct DefaultsBench: ParsableCommand {
     // MARK: - Measuring
 
     static let ok = Array(#"{"ok":true"#.utf8)
-    static let event = Array(#"{"event""#.utf8)
+    static let event = EventName.linePrefix
 
     /// `count` timed rounds, after a tenth as many (at most 1,000) untimed ones to warm up.
     /// Round `n` hands `body` the bytes of `request(n)`, all encoded before the clock starts, so

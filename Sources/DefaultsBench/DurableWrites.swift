@@ -1,3 +1,4 @@
+import DefaultsCore
 import Foundation
 import LineSocket
 
@@ -5,7 +6,7 @@ import LineSocket
 /// `synchronize`, which answers once the change is on disk.
 enum DurableWrites {
     static func set(_ domain: String, _ value: Int) -> String {
-        #"{"op":"set","domain":"\#(domain)","key":"k","value":\#(value)}"#
+        JSON.requestLine(.set, ["domain": .string(domain), "key": "k", "value": .integer(Int64(value))])
     }
 
     /// Round trips of `set` + `synchronize`, seconds each.
@@ -15,7 +16,7 @@ enum DurableWrites {
         for i in 0..<count {
             let start = LineSocket.now()
             _ = try client.request(set("com.bench.sync", i))
-            _ = try client.request(#"{"op":"synchronize"}"#)
+            _ = try client.request(JSON.requestLine(.synchronize))
             samples.append(LineSocket.now() - start)
         }
         return samples
@@ -36,7 +37,7 @@ enum DurableWrites {
                 do {
                     while LineSocket.now() < end {
                         guard try client.request(set("com.bench.writer\(index)", count)).hasPrefix(#"{"ok":true"#),
-                            try client.request(#"{"op":"synchronize"}"#).hasPrefix(#"{"ok":true"#)
+                            try client.request(JSON.requestLine(.synchronize)).hasPrefix(#"{"ok":true"#)
                         else { break }
                         count += 1
                     }

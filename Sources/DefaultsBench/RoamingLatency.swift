@@ -34,12 +34,12 @@ enum RoamingLatency {
         }
         let a = try LineSocket(path: "\(directory)/roaming-A.sock")
         let b = try LineSocket(path: "\(directory)/roaming-B.sock")
-        _ = try b.request(#"{"op":"subscribe","domains":["\#(domain)"]}"#)
+        _ = try b.request(JSON.requestLine(.subscribe, ["domains": [.string(domain)]]))
 
         var latencies: [Double] = []
         for change in 0..<(changes + 20) {
             let started = LineSocket.now()
-            _ = try a.request(#"{"op":"set","domain":"\#(domain)","key":"k","value":\#(change)}"#)
+            _ = try a.request(JSON.requestLine(.set, ["domain": .string(domain), "key": "k", "value": .integer(Int64(change))]))
             while true {
                 let event = try JSONParser.parse(try b.readEvent(timeout: 5))
                 if event["changes"]?["k"] == .integer(Int64(change)) { break }
@@ -50,12 +50,12 @@ enum RoamingLatency {
         let before = try transactions(a)
         var lines: [UInt8] = []
         for index in 0..<burst {
-            lines += Array(#"{"op":"set","domain":"\#(domain)","key":"slider\#(index % 50)","value":\#(index)}"#.utf8) + [10]
+            lines += Array(JSON.requestLine(.set, ["domain": .string(domain), "key": .string("slider\(index % 50)"), "value": .integer(Int64(index))]).utf8) + [10]
         }
         try a.send(bytes: lines)
         for _ in 0..<burst { _ = try a.readResponse() }
         // B has the burst's last value once every transaction of it is through.
-        let last = #"{"op":"get","domain":"\#(domain)","key":"slider\#((burst - 1) % 50)"}"#
+        let last = JSON.requestLine(.get, ["domain": .string(domain), "key": .string("slider\((burst - 1) % 50)")])
         let deadline = Date().addingTimeInterval(30)
         while try JSONParser.parse(try b.request(last))["value"] != .integer(Int64(burst - 1)) {
             guard Date() < deadline else { throw LineSocket.Failure(description: "B never received the burst") }
@@ -65,7 +65,7 @@ enum RoamingLatency {
     }
 
     private static func transactions(_ client: LineSocket) throws -> Int64 {
-        guard case .integer(let count)? = try JSONParser.parse(try client.request(#"{"op":"stats"}"#))["roaming"]?["transactions"] else {
+        guard case .integer(let count)? = try JSONParser.parse(try client.request(JSON.requestLine(.stats)))["roaming"]?["transactions"] else {
             throw LineSocket.Failure(description: "stats has no roaming transactions")
         }
         return count

@@ -16,7 +16,7 @@ enum SettingsPageLatency {
         guard Chromium.isInstalled, FileManager.default.isExecutableFile(atPath: app) else { return nil }
         let bundle = FileManager.default.currentDirectoryPath + "/Tests/SettingsBundleTests/Fixtures/BridgeControl/Settings.bundle"
         let client = try LineSocket(path: socket)
-        _ = try client.request(#"{"op":"registerBundle","domain":"\#(domain)","path":"\#(bundle)"}"#)
+        _ = try client.request(JSON.requestLine(.registerBundle, ["domain": .string(domain), "path": .string(bundle)]))
 
         let process = Process()
         process.executableURL = URL(fileURLWithPath: app)
@@ -54,7 +54,7 @@ enum SettingsPageLatency {
             for change in 0..<(changes + 5) {
                 let value = "officer-\(change)"
                 let sent = Date().timeIntervalSince1970 * 1000
-                _ = try writer.request(#"{"op":"set","domain":"\#(domain)","key":"officer","value":"\#(value)"}"#)
+                _ = try writer.request(JSON.requestLine(.set, ["domain": .string(domain), "key": "officer", "value": .string(value)]))
                 var shown: Double?
                 let deadline = Date(timeIntervalSinceNow: 5)
                 while shown == nil {

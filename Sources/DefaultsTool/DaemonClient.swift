@@ -33,10 +33,10 @@ public final class DaemonClient {
 
     /// Sends one request built by `body` (which writes its members after `op`) and returns the answer.
     @discardableResult
-    public func call(_ op: String, timeout: Double = 60, _ body: (inout JSONWriter) -> Void = { _ in }) throws -> JSON {
+    public func call(_ op: OperationName, timeout: Double = 60, _ body: (inout JSONWriter) -> Void = { _ in }) throws -> JSON {
         var writer = JSONWriter()
         writer.beginObject()
-        writer.key("op"); writer.string(op)
+        writer.operation(op)
         body(&writer)
         writer.endObject()
         let line: String
@@ -53,21 +53,21 @@ public final class DaemonClient {
 
     /// The values of a domain (empty when it does not exist).
     public func values(of domain: DomainName) throws -> [String: PlistValue] {
-        let answer = try call("get") { $0.domain(domain) }
+        let answer = try call(.get) { $0.domain(domain) }
         guard let json = answer["value"], case .dictionary(let values) = try WireValue.decode(json) else { return [:] }
         return values
     }
 
     /// One value, or nil.
     public func value(of domain: DomainName, key: String) throws -> PlistValue? {
-        let answer = try call("get") { $0.domain(domain); $0.key("key"); $0.string(key) }
+        let answer = try call(.get) { $0.domain(domain); $0.key("key"); $0.string(key) }
         guard let json = answer["value"], json != .null else { return nil }
         return try WireValue.decode(json)
     }
 
     /// The domains that hold values, of the variant `host` names.
     public func domains(host: DomainName.Host = .any) throws -> [DomainName] {
-        let answer = try call("domains") { $0.host(host) }
+        let answer = try call(.domains) { $0.host(host) }
         guard case .array(let names)? = answer["domains"] else { return [] }
         return names.compactMap { if case .string(let s) = $0 { try? DomainName(s, host: host) } else { nil } }
     }

@@ -145,7 +145,7 @@ public final class LineSocket {
     public func readResponse(timeout: Double = 10) throws -> String {
         while true {
             let line = try readLine(timeout: timeout)
-            if line.hasPrefix("{\"event\"") { pendingEvents.append(line) } else { return line }
+            if EventName.isEvent(line.utf8) { pendingEvents.append(line) } else { return line }
         }
     }
 
@@ -153,7 +153,7 @@ public final class LineSocket {
     public func readEvent(timeout: Double = 10) throws -> String {
         if !pendingEvents.isEmpty { return pendingEvents.removeFirst() }
         let line = try readLine(timeout: timeout)
-        guard line.hasPrefix("{\"event\"") else { throw Failure(description: "expected an event, got \(line)") }
+        guard EventName.isEvent(line.utf8) else { throw Failure(description: "expected an event, got \(line)") }
         return line
     }
 

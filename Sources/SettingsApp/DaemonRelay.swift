@@ -47,8 +47,8 @@ final class DaemonRelay: Service, Sendable {
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
             do {
                 let channel = try await DaemonChannel.connect(socketPath: socketPath)
-                _ = try await channel.request(["op": "hello", "client": "defaultsd-settings"])
-                _ = try await channel.request(["op": "subscribe", "all": true])
+                _ = try await channel.request(.request(.hello, ["client": "defaultsd-settings"]))
+                _ = try await channel.request(.request(.subscribe, ["all": true]))
                 current.withLockedValue { $0 = channel }
                 logger.info("connected to defaultsd", metadata: ["socket": "\(socketPath)"])
                 reportedDown = false
@@ -76,12 +76,11 @@ final class DaemonRelay: Service, Sendable {
     }
 
     private func forward(_ event: JSON) {
-        guard case .string(let name)? = event["event"], case .string(let domain)? = event["domain"] else { return }
+        guard let name = EventName(of: event), case .string(let domain)? = event["domain"] else { return }
         switch name {
-        case "didChange": hub.send(.changed(domain: domain))
+        case .didChange: hub.send(.changed(domain: domain))
         // A bundle installed, changed or removed: the list of apps and its panes may differ.
-        case "bundleDefaultsChanged": hub.send(.bundlesChanged)
-        default: break
+        case .bundleDefaultsChanged: hub.send(.bundlesChanged)
         }
     }
 }

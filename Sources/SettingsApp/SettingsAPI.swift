@@ -22,8 +22,8 @@ struct SettingsAPI: Sendable {
 
     /// The apps (one per installed bundle) and the other domains.
     func overview() async throws -> JSON {
-        let bundles = try await ask(["op": "listBundles"])
-        let domains = try await ask(["op": "domains"])
+        let bundles = try await ask(.request(.listBundles))
+        let domains = try await ask(.request(.domains))
         var apps: [JSON] = []
         var withBundle: Set<String> = []
         if case .array(let list)? = bundles["bundles"] {
@@ -77,7 +77,7 @@ struct SettingsAPI: Sendable {
     /// A domain's keys with their types, for the plain editor. Keys a bundle marks secure are
     /// listed as set, without their value; keys an administrator forces are marked.
     func plainDomain(_ domain: String) async throws -> JSON {
-        let answer = try await ask(["op": "get", "domain": .string(domain)])
+        let answer = try await ask(.request(.get, ["domain": .string(domain)]))
         let secret = try await secureKeys(of: domain)
         var forced: Set<String> = []
         if case .object(let members)? = answer["forced"] { forced = Set(members.keys) }
@@ -102,7 +102,7 @@ struct SettingsAPI: Sendable {
     func image(_ domain: String, name: String) async throws -> (bytes: [UInt8], contentType: String) {
         let allowed = name.unicodeScalars.allSatisfy { CharacterSet.alphanumerics.contains($0) || "._-@ ".unicodeScalars.contains($0) }
         guard allowed, !name.hasPrefix("."), !name.isEmpty else { throw Failure(status: .notFound, code: "not_found", message: "no such image") }
-        let described = try await ask(["op": "describeBundle", "domain": .string(domain)])
+        let described = try await ask(.request(.describeBundle, ["domain": .string(domain)]))
         guard case .string(let folder)? = described["path"],
             let data = FileManager.default.contents(atPath: folder + "/" + name)
         else { throw Failure(status: .notFound, code: "not_found", message: "no such image") }
@@ -133,13 +133,13 @@ struct SettingsAPI: Sendable {
         } catch let refused as RowInput.Refused {
             throw Failure(status: .unprocessableContent, code: "invalid_value", message: refused.description)
         }
-        _ = try await ask(["op": "set", "domain": .string(owner), "key": .string(row.key ?? ""), "value": try JSONParser.parse(WireValue.encode(value))])
+        _ = try await ask(.request(.set, ["domain": .string(owner), "key": .string(row.key ?? ""), "value": try JSONParser.parse(WireValue.encode(value))]))
     }
 
     /// "Reset to default": removes the user's value of the row's key.
     func reset(_ domain: String, body: JSON) async throws {
         let (row, owner) = try await locateRow(domain, body: body)
-        _ = try await ask(["op": "remove", "domain": .string(owner), "key": .string(row.key ?? "")])
+        _ = try await ask(.request(.remove, ["domain": .string(owner), "key": .string(row.key ?? "")]))
     }
 
     /// The plain editor sets a scalar, typed as the page says.
@@ -156,12 +156,12 @@ struct SettingsAPI: Sendable {
         } catch let refused as RowInput.Refused {
             throw Failure(status: .unprocessableContent, code: "invalid_value", message: refused.description)
         }
-        _ = try await ask(["op": "set", "domain": .string(domain), "key": .string(key), "value": value])
+        _ = try await ask(.request(.set, ["domain": .string(domain), "key": .string(key), "value": value]))
     }
 
     func deletePlain(_ domain: String, body: JSON) async throws {
         guard case .string(let key)? = body["key"] else { throw Failure(status: .badRequest, code: "bad_request", message: "expected key") }
-        _ = try await ask(["op": "remove", "domain": .string(domain), "key": .string(key)])
+        _ = try await ask(.request(.remove, ["domain": .string(domain), "key": .string(key)]))
     }
 
     // MARK: Helpers
@@ -172,7 +172,7 @@ struct SettingsAPI: Sendable {
             throw Failure(status: .badRequest, code: "bad_request", message: "expected file and index")
         }
         let location = SpecifierLocation(file: file, index: Int(index))
-        let root = try Self.pane(in: try await ask(["op": "describeBundle", "domain": .string(domain)]))
+        let root = try Self.pane(in: try await ask(.request(.describeBundle, ["domain": .string(domain)])))
         guard let row = root?.allRows.first(where: { $0.location == location }), row.isEditable else {
             throw Failure(status: .notFound, code: "not_found", message: "\(file) has no setting at \(index)")
         }
@@ -183,19 +183,19 @@ struct SettingsAPI: Sendable {
     }
 
     private func describe(_ domain: String, pane: String?, language: String?, acceptLanguage: String?) async throws -> JSON {
-        var request: [String: JSON] = ["op": "describeBundle", "domain": .string(domain)]
-        if let pane { request["pane"] = .string(pane) }
-        let first = try await ask(.object(request))
+        var members: [String: JSON] = ["domain": .string(domain)]
+        if let pane { members["pane"] = .string(pane) }
+        let first = try await ask(.request(.describeBundle, members))
         guard case .array(let offered)? = first["languages"] else { return first }
         let names = offered.compactMap { if case .string(let name) = $0 { name } else { nil } }
         let wanted = language.map { [$0] } ?? LanguageChoice.preferred(acceptLanguage ?? "")
         guard let chosen = LanguageChoice.best(of: names, for: wanted), first["language"] != .string(chosen) else { return first }
-        request["language"] = .string(chosen)
-        return try await ask(.object(request))
+        members["language"] = .string(chosen)
+        return try await ask(.request(.describeBundle, members))
     }
 
     private func appTitle(_ domain: String) async throws -> JSON {
-        let bundles = try await ask(["op": "listBundles"])
+        let bundles = try await ask(.request(.listBundles))
         guard case .array(let list)? = bundles["bundles"] else { return .null }
         return list.first { $0["domain"] == .string(domain) }?["title"] ?? .null
     }
@@ -206,7 +206,7 @@ struct SettingsAPI: Sendable {
         guard case .array(let apps)? = try await overview()["apps"] else { return keys }
         for app in apps {
             guard case .string(let bundleDomain)? = app["domain"],
-                let root = try Self.pane(in: try await ask(["op": "describeBundle", "domain": .string(bundleDomain)]))
+                let root = try Self.pane(in: try await ask(.request(.describeBundle, ["domain": .string(bundleDomain)])))
             else { continue }
             for row in root.allRows where (row.suite?.rawValue ?? bundleDomain) == domain {
                 if case .textField(isSecure: true, _, _, _) = row.control, let key = row.key { keys.insert(key) }

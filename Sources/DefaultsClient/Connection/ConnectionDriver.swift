@@ -292,7 +292,7 @@ final class ConnectionDriver: @unchecked Sendable {
         guard case .connected(let current) = phase, current === channel else { return }
         switch message {
         case .response(let json): handleResponse(json)
-        case .event(let json) where json["event"] == .string("bundleDefaultsChanged"): bundleDefaultsChanged(json, on: channel)
+        case .event(let json) where EventName(of: json) == .bundleDefaultsChanged: bundleDefaultsChanged(json, on: channel)
         case .event(let json): handleEvent(json, on: channel)
         }
     }
@@ -376,7 +376,7 @@ final class ConnectionDriver: @unchecked Sendable {
     }
 
     private func handleEvent(_ json: JSON, on channel: Channel) {
-        guard json["event"] == .string("didChange"),
+        guard EventName(of: json) == .didChange,
             case .string(let name)? = json["domain"], let host = DomainName.Host(wire: json["host"]),
             let domain = try? DomainName(name, host: host),
             case .integer(let generation)? = json["generation"],
@@ -426,24 +426,16 @@ final class ConnectionDriver: @unchecked Sendable {
     }
 
     private func origin(of json: JSON?) -> ChangeOrigin {
-        guard case .object(let members)? = json else { return .resynchronized }
-        if case .string(let name)? = members["source"] {
-            switch OriginSource(rawValue: name) {
-            case .file?: return .file
-            case .managed?: return .managed
-            case .roaming?:
-                if case .string(let host)? = members["host"] { return .roaming(host: host) }
-                return .roaming(host: nil)
-            case .connection?: break
-            case nil: return .resynchronized  // a source this version does not know
-            }
+        // No origin, or a source this version does not know: all it can say is that the
+        // domain was found changed.
+        guard let origin = Origin(wire: json) else { return .resynchronized }
+        switch origin.source {
+        case .file: return .file
+        case .managed: return .managed
+        case .roaming: return .roaming(host: origin.host)
+        case .connection:
+            if let number = connectionNumber, UInt64(exactly: number) == origin.connection { return .local }
+            return .remote(ChangeOrigin.Writer(pid: origin.pid, uid: origin.uid, connection: origin.connection, client: origin.client))
         }
-        guard case .integer(let connection)? = members["connection"] else { return .resynchronized }
-        if connection == connectionNumber { return .local }
-        var writer = ChangeOrigin.Writer(pid: 0, uid: 0, connection: UInt64(max(connection, 0)), client: nil)
-        if case .integer(let pid)? = members["pid"] { writer.pid = Int32(truncatingIfNeeded: pid) }
-        if case .integer(let uid)? = members["uid"] { writer.uid = UInt32(truncatingIfNeeded: uid) }
-        if case .string(let client)? = members["client"] { writer.client = client }
-        return .remote(writer)
     }
 }

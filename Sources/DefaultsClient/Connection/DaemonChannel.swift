@@ -11,8 +11,8 @@ import NIOPosix
 ///
 /// ```swift
 /// let daemon = try await DaemonChannel.connect(socketPath: path)
-/// let answer = try await daemon.request(["op": "get", "domain": "com.example.app"])
-/// _ = try await daemon.request(["op": "subscribe", "all": true])
+/// let answer = try await daemon.request(.request(.get, ["domain": "com.example.app"]))
+/// _ = try await daemon.request(.request(.subscribe, ["all": true]))
 /// for await event in daemon.events { print(event["domain"] ?? .null) }
 /// ```
 ///

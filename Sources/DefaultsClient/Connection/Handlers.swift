@@ -41,11 +41,11 @@ final class MessageCodec: ChannelDuplexHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let line = unwrapInboundIn(data)
         guard line.readableBytes > 0 else { return }
-        let parsed: Result<JSON, JSONParseError> = line.withUnsafeReadableBytes { raw in
-            Result { () throws(JSONParseError) -> JSON in try JSONParser.parse(raw) }
+        let (isEvent, parsed) = line.withUnsafeReadableBytes { raw in
+            (EventName.isEvent(raw), Result { () throws(JSONParseError) -> JSON in try JSONParser.parse(raw) })
         }
         switch parsed {
-        case .success(let json) where json["event"] != nil:
+        case .success(let json) where isEvent:
             context.fireChannelRead(wrapInboundOut(.event(json)))
         case .success(let json):
             context.fireChannelRead(wrapInboundOut(.response(json)))

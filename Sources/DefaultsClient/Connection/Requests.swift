@@ -5,7 +5,7 @@ import DefaultsCore
 enum Requests {
     static func hello(client: String, appDomain: String) -> [UInt8] {
         line { writer in
-            writer.key("op"); writer.string("hello")
+            writer.operation(.hello)
             writer.key("client"); writer.string(client)
             if (try? DomainName(appDomain)) != nil { writer.key("appDomain"); writer.string(appDomain) }
         }
@@ -14,7 +14,7 @@ enum Requests {
     /// Subscribes to `domains`, all of the variant `host` names (one `host` per request).
     static func subscribe(_ domains: [DomainName], host: DomainName.Host) -> [UInt8] {
         line { writer in
-            writer.key("op"); writer.string("subscribe")
+            writer.operation(.subscribe)
             writer.key("domains"); writer.beginArray()
             for domain in domains { writer.string(domain.rawValue) }
             writer.endArray()
@@ -24,7 +24,7 @@ enum Requests {
 
     static func get(_ domain: DomainName) -> [UInt8] {
         line { writer in
-            writer.key("op"); writer.string("get")
+            writer.operation(.get)
             writer.domain(domain)
         }
     }
@@ -32,12 +32,12 @@ enum Requests {
     /// The Settings bundle layer of `domain` (`{"ok":true,"values":{...},"path":...}`).
     static func bundleDefaults(_ domain: DomainName) -> [UInt8] {
         line { writer in
-            writer.key("op"); writer.string("bundleDefaults")
+            writer.operation(.bundleDefaults)
             writer.domain(domain)
         }
     }
 
-    static let synchronize: [UInt8] = line { writer in writer.key("op"); writer.string("synchronize") }
+    static let synchronize: [UInt8] = line { writer in writer.operation(.synchronize) }
 
     /// The request for a local edit: `set`/`remove` for one key, `apply` for several,
     /// `replaceDomain`, or `deleteDomain` for an empty replacement.
@@ -46,22 +46,22 @@ enum Requests {
             switch edit {
             case .changes(let changes) where changes.count == 1:
                 let (key, value) = changes.onlyChange!
-                writer.key("op"); writer.string(value == nil ? "remove" : "set")
+                writer.operation(value == nil ? .remove : .set)
                 writer.domain(domain)
                 writer.key("key"); writer.string(key)
                 if let value { writer.key("value"); writer.value(value) }
             case .changes(let changes):
-                writer.key("op"); writer.string("apply")
+                writer.operation(.apply)
                 writer.domain(domain)
                 writer.key("set"); writer.dictionary(changes.changes.compactMapValues { $0 })
                 writer.key("remove"); writer.beginArray()
                 for key in changes.compactMap({ $0.value == nil ? $0.key : nil }).sorted() { writer.string(key) }
                 writer.endArray()
             case .replace(let values) where values.isEmpty:
-                writer.key("op"); writer.string("deleteDomain")
+                writer.operation(.deleteDomain)
                 writer.domain(domain)
             case .replace(let values):
-                writer.key("op"); writer.string("replaceDomain")
+                writer.operation(.replaceDomain)
                 writer.domain(domain)
                 writer.key("values"); writer.dictionary(values)
             }

@@ -23,23 +23,11 @@ struct ChangeEvent: Sendable {
 
     /// Appends the event's line, newline included, to `writer`.
     func encode(into writer: inout JSONWriter) {
-        writer.beginObject()
-        writer.key(literal: "event"); writer.string("didChange")
+        writer.beginEvent(.didChange)
         writer.domain(changeset.domain)
         writer.key(literal: "generation"); writer.integer(generation)
         writer.key(literal: "changes"); writer.changes(changeset)
-        writer.key(literal: "origin"); writer.beginObject()
-        if origin.source == .connection {
-            // A connection's origin is said by its members; it has no `source` (OriginSource).
-            writer.key(literal: "pid"); writer.integer(Int64(origin.pid))
-            writer.key(literal: "uid"); writer.integer(Int64(origin.uid))
-            writer.key(literal: "connection"); writer.integer(Int64(origin.connection))
-            if let client = origin.client { writer.key(literal: "client"); writer.string(client) }
-        } else {
-            writer.key(literal: "source"); writer.string(origin.source.rawValue)
-            if let host = origin.host { writer.key(literal: "host"); writer.string(host) }
-        }
-        writer.endObject()
+        writer.key(literal: "origin"); writer.origin(origin)
         writer.endObject()
         writer.newline()
     }

@@ -11,7 +11,7 @@ import OrderedCollections
 final class Notifier {
     private struct BurstKey: Hashable {
         var domain: DomainName
-        var source: Origin.Source
+        var source: OriginSource
         var connection: UInt64
         var host: String?
 
@@ -139,8 +139,7 @@ final class Notifier {
         let sinks = subscribers(of: domain)
         guard !sinks.isEmpty else { return }
         var writer = JSONWriter(capacity: 80)
-        writer.beginObject()
-        writer.key(literal: "event"); writer.string("bundleDefaultsChanged")
+        writer.beginEvent(.bundleDefaultsChanged)
         writer.key(literal: "domain"); writer.string(domain.rawValue)
         writer.endObject()
         writer.newline()

@@ -52,7 +52,7 @@ extension Command {
     /// Every key of the domain's layers, each with the value of the first layer that has it.
     private func effectiveValues(of domain: DomainName) throws -> [String: (value: PlistValue, layer: String)] {
         let client = try connect()
-        let answer = try client.call("get") { $0.domain(domain) }
+        let answer = try client.call(.get) { $0.domain(domain) }
         var effective: [String: (value: PlistValue, layer: String)] = [:]
         for layer in SearchList.layers(of: domain) {
             let values: [String: PlistValue] =
@@ -60,7 +60,7 @@ extension Command {
                 case .managed: try Command.values(answer["forced"])
                 case .persistent(let variant) where variant.isCurrentHost: try client.values(of: variant)
                 case .persistent: try Command.values(answer["value"])
-                case .bundle: try Command.values(try client.call("bundleDefaults") { $0.domain(domain) }["values"])
+                case .bundle: try Command.values(try client.call(.bundleDefaults) { $0.domain(domain) }["values"])
                 case .argument, .registration: [:]
                 }
             for (key, value) in values where effective[key] == nil { effective[key] = (value, Command.label(layer)) }

@@ -5,7 +5,7 @@ extension Command {
     /// cluster answers (the daemon's `stats`, its `roaming` member).
     func roaming(_ arguments: [String]) throws {
         guard arguments.isEmpty else { throw ToolError.usage }
-        let roaming = try connect().call("stats")["roaming"] ?? .null
+        let roaming = try connect().call(.stats)["roaming"] ?? .null
         if options.json {
             var writer = JSONWriter()
             writer.json(roaming)

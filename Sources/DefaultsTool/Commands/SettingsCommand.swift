@@ -50,7 +50,7 @@ extension Command {
 
     /// `settings`: one line per installed bundle (domain, title, diagnostics, path).
     private func listBundles() throws {
-        let answer = try connect().call("listBundles")
+        let answer = try connect().call(.listBundles)
         guard case .array(let bundles)? = answer["bundles"] else { return }
         if options.json { return printJSONValue(.array(bundles)) }
         guard !bundles.isEmpty else {
@@ -73,7 +73,7 @@ extension Command {
 
     private func describe(_ domain: DomainArgument, pane: String?) throws -> JSON {
         do {
-            return try connect().call("describeBundle") { w in
+            return try connect().call(.describeBundle) { w in
                 w.key("domain"); w.string(domain.domain.rawValue)
                 if let pane { w.key("pane"); w.string(pane) }
             }
@@ -103,7 +103,7 @@ extension Command {
         }
         let target = row.suite?.rawValue ?? domain.domain.rawValue
         do {
-            try connect().call("set") { w in
+            try connect().call(.set) { w in
                 w.key("domain"); w.string(target)
                 w.key("key"); w.string(row.key ?? name)
                 w.key("value"); w.value(value)

@@ -19,8 +19,8 @@ extension Command {
         sigaddset(&interrupt, SIGINT)
         sigprocmask(SIG_UNBLOCK, &interrupt, nil)
         let client = try connect()
-        try client.call("hello") { w in w.key("client"); w.string("defaults watch") }
-        try client.call("subscribe") { w in
+        try client.call(.hello) { w in w.key("client"); w.string("defaults watch") }
+        try client.call(.subscribe) { w in
             if domains.isEmpty {
                 w.key("all"); w.bool(true)
             } else {
@@ -50,11 +50,14 @@ extension Command {
         let host = DomainName.Host(wire: event["host"]) ?? .any
         let domain = (try? DomainName(name, host: host))?.description ?? name
         var origin: [String] = []
-        if case .string(let source)? = event["origin"]?["source"] { origin.append(source) }
-        if case .string(let machine)? = event["origin"]?["host"] { origin.append("from \(machine)") }
-        if case .integer(let pid)? = event["origin"]?["pid"] { origin.append("pid \(pid)") }
-        if case .integer(let uid)? = event["origin"]?["uid"] { origin.append("uid \(uid)") }
-        if case .string(let client)? = event["origin"]?["client"] { origin.append(client) }
+        if let from = Origin(wire: event["origin"]) {
+            if from.source == .connection {
+                origin += ["pid \(from.pid)", "uid \(from.uid)"] + (from.client.map { [$0] } ?? [])
+            } else {
+                origin.append(from.source.rawValue)
+                if let machine = from.host { origin.append("from \(machine)") }
+            }
+        }
         let stamp = OldStyleText.date(time).dropLast(6) + SystemText.format(".%03d", Int(time.timeIntervalSince1970 * 1000) % 1000)
         var text = ""
         for key in changes.keys.sorted(by: OldStyleText.codeUnitOrder) {

@@ -15,7 +15,7 @@ extension Command {
             }
             let client = try connect()
             try perform(domain) {
-                try client.call("replaceDomain") { w in
+                try client.call(.replaceDomain) { w in
                     w.domain(domain.domain)
                     w.key("values"); w.dictionary(values)
                 }
@@ -43,7 +43,7 @@ extension Command {
             }
         }
         try perform(domain) {
-            try client.call("set") { w in
+            try client.call(.set) { w in
                 w.domain(domain.domain)
                 w.key("key"); w.string(key)
                 w.key("value"); w.value(newValue)
@@ -71,7 +71,7 @@ extension Command {
             throw ToolError.failure("Key \(old) does not exist in domain \(domain.displayName); leaving defaults unchanged")
         }
         do {
-            try client.call("apply") { w in
+            try client.call(.apply) { w in
                 w.domain(domain.domain)
                 w.key("set"); w.beginObject(); w.key(new); w.value(value); w.endObject()
                 if old != new { w.key("remove"); w.beginArray(); w.string(old); w.endArray() }
@@ -89,7 +89,7 @@ extension Command {
         let notFound = ToolError.failure("\nDomain (\(domain.rawName)) not found.\nDefaults have not been changed.\n")
         let client = try connect()
         guard index < arguments.count else {
-            let answer = try client.call("deleteDomain") { w in w.domain(domain.domain) }
+            let answer = try client.call(.deleteDomain) { w in w.domain(domain.domain) }
             guard answer["existed"] == .bool(true) else { throw notFound }
             return
         }
@@ -100,7 +100,7 @@ extension Command {
             throw ToolError.failure(
                 "\nThe domain/default pair of (\(domain.rawName), \(key)) does not exist\nDefaults have not been changed.\n")
         }
-        try client.call("remove") { w in
+        try client.call(.remove) { w in
             w.domain(domain.domain)
             w.key("key"); w.string(key)
         }
@@ -133,7 +133,7 @@ extension Command {
         guard !values.isEmpty else { return }
         let client = try connect()
         try perform(domain) {
-            try client.call("apply") { w in
+            try client.call(.apply) { w in
                 w.domain(domain.domain)
                 w.key("set"); w.dictionary(values)
             }
@@ -144,7 +144,7 @@ extension Command {
     func sync(_ arguments: [String]) throws {
         guard arguments.isEmpty else { throw ToolError.usage }
         do {
-            try connect().call("synchronize", timeout: 600)
+            try connect().call(.synchronize, timeout: 600)
         } catch let refusal as DaemonClient.Refusal {
             throw ToolError.failure("Could not write every change to disk: \(refusal.message)")
         }
