@@ -244,7 +244,7 @@ import Testing
         #expect(lines.contains(#"fileFormat                     = "binary"  # \#(config)"#))
         #expect(lines.contains("coalesceMilliseconds           = 7  # --coalesce-ms"))
         #expect(lines.contains(#"roaming.endpoints              = []  # default"#))
-        #expect(lines.count == 26)  // the header, the 15 keys and the 10 of the roaming section
+        #expect(lines.count == 27)  // the header, the 16 keys and the 10 of the roaming section
     }
 
     @Test func journaldLinesCarryTheirPriority() throws {
