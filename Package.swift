@@ -180,8 +180,10 @@ let package = Package(
         .target(name: "DaemonTestSupport", dependencies: ["DefaultsCore", "LineSocket"], path: "Tests/DaemonTestSupport"),
         // The third-party corpus beside the checkout (../shared), and the trait that skips a test without it.
         .target(name: "SharedCorpus", dependencies: ["DaemonTestSupport"], path: "Tests/SharedCorpus"),
+        // The one table of value syntax (boolean words, hex data, boolValue) every user is tested on.
+        .target(name: "ValueSyntaxCases", path: "Tests/ValueSyntaxCases"),
 
-        .testTarget(name: "DefaultsCoreTests", dependencies: ["DefaultsCore", "DaemonTestSupport", "SharedCorpus"]),
+        .testTarget(name: "DefaultsCoreTests", dependencies: ["DefaultsCore", "DaemonTestSupport", "SharedCorpus", "ValueSyntaxCases"]),
         .testTarget(
             name: "DefaultsServerTests",
             dependencies: [
@@ -199,15 +201,16 @@ let package = Package(
             name: "SettingsAppTests",
             dependencies: [
                 "SettingsApp", "SettingsBundles", "DefaultsClient", "DefaultsCore", "LineSocket", "DaemonTestSupport", "WebDriver",
+                "ValueSyntaxCases",
                 "defaultsd", "defaultsd-settings", "defaults",
             ]
         ),
-        .testTarget(name: "DefaultsToolTests", dependencies: ["DefaultsTool", "DefaultsCore"]),
+        .testTarget(name: "DefaultsToolTests", dependencies: ["DefaultsTool", "DefaultsCore", "ValueSyntaxCases"]),
         // Every kept fuzz input (fuzz/seeds, fuzz/regressions) through its harness.
         .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzHarnesses", "DaemonTestSupport"]),
         .testTarget(
             name: "SettingsBundleTests",
-            dependencies: ["SettingsBundles", "DefaultsCore", "DaemonTestSupport", "SharedCorpus"],
+            dependencies: ["SettingsBundles", "DefaultsCore", "DaemonTestSupport", "SharedCorpus", "ValueSyntaxCases"],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(
@@ -221,7 +224,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DefaultsClientTests",
-            dependencies: ["DefaultsClient", "DefaultsCore", "LineSocket", "DaemonTestSupport", "defaultsd", "BridgeControl"]
+            dependencies: ["DefaultsClient", "DefaultsCore", "LineSocket", "DaemonTestSupport", "defaultsd", "BridgeControl", "ValueSyntaxCases"]
         ),
     ],
     swiftLanguageModes: [.v6]

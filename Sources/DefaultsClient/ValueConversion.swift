@@ -160,7 +160,7 @@ enum Conversions {
         case .bool(let b)?: b
         case .integer(let i)?: i != 0
         case .real(let d)?: d != 0
-        case .string(let s)?: stringBool(s)
+        case .string(let s)?: ValueSyntax.boolValue(of: s)
         default: false
         }
     }
@@ -266,19 +266,6 @@ enum Conversions {
         }
         guard let value = Double(String(decoding: bytes[start..<index], as: UTF8.self)), value.isFinite else { return nil }
         return value
-    }
-
-    /// `NSString.boolValue`: after white space, `Y`, `y`, `T` or `t` is true; otherwise an optional
-    /// sign, zeros, and then a digit 1–9 is true. So `"YES"`, `"true"`, `"1"` → true; `"NO"`, `"0"`, `""` → false.
-    static func stringBool(_ s: String) -> Bool {
-        var bytes = s.utf8[...]
-        while let first = bytes.first, first == 0x20 || first == 0x09 { bytes = bytes.dropFirst() }
-        guard let first = bytes.first else { return false }
-        if [UInt8(ascii: "Y"), UInt8(ascii: "y"), UInt8(ascii: "T"), UInt8(ascii: "t")].contains(first) { return true }
-        if first == UInt8(ascii: "-") || first == UInt8(ascii: "+") { bytes = bytes.dropFirst() }
-        while bytes.first == UInt8(ascii: "0") { bytes = bytes.dropFirst() }
-        guard let digit = bytes.first else { return false }
-        return (UInt8(ascii: "1")...UInt8(ascii: "9")).contains(digit)
     }
 
     private static func hasScheme(_ s: String) -> Bool {

@@ -24,47 +24,54 @@ struct PlainValue: Equatable {
         self.text = text
     }
 
+    /// The type and text of a wire value, read through ``WireValue``; data as hexadecimal and
+    /// booleans as `true`/`false`, in ``ValueSyntax``'s forms, the ones `defaults` writes too.
     init(wire value: JSON) {
-        switch value {
+        guard let decoded = try? WireValue.decode(value) else {
+            (type, text) = ("string", Self.compact(value))
+            return
+        }
+        switch decoded {
         case .string(let text): (type, self.text) = ("string", text)
         case .integer(let number): (type, text) = ("integer", String(number))
         // The wire's spelling, which always shows a fraction or an exponent: 1.0 never reads as an integer.
         case .real: (type, text) = ("real", Self.compact(value))
         case .bool(let on): (type, text) = ("bool", on ? "true" : "false")
+        case .date(let date): (type, text) = ("date", RFC3339.format(date))
+        case .data(let data): (type, text) = ("data", ValueSyntax.hex(data))
         case .array: (type, text) = ("array", Self.compact(value))
-        case .object(let members):
-            if members.count == 1, case .string(let date)? = members["$date"] {
-                (type, text) = ("date", date)
-            } else if members.count == 1, case .string(let data)? = members["$data"] {
-                (type, text) = ("data", data)
-            } else {
-                (type, text) = ("dictionary", Self.compact(value))
-            }
-        case .null, .unrepresentableNumber: (type, text) = ("string", Self.compact(value))
+        case .dictionary: (type, text) = ("dictionary", Self.compact(value))
         }
     }
 
-    /// The wire value for a scalar typed in the editor. The daemon checks dates and data.
+    /// The wire value for a scalar typed in the editor, in ``ValueSyntax``'s forms: booleans by
+    /// its words, data as hexadecimal, dates as RFC 3339.
     static func wire(type: String, text: String) throws -> JSON {
         let trimmed = SystemText.trimmingWhitespace(text)
+        let value: PlistValue
         switch type {
-        case "string": return .string(text)
+        case "string": value = .string(text)
         case "integer":
             guard let number = Int64(trimmed) else { throw RowInput.Refused(description: "\"\(text)\" is not a whole number") }
-            return .integer(number)
+            value = .integer(number)
         case "real":
             guard let number = Double(trimmed), number.isFinite else { throw RowInput.Refused(description: "\"\(text)\" is not a number") }
-            return .real(number)
+            value = .real(number)
         case "bool":
-            switch trimmed.lowercased() {
-            case "true", "yes", "1": return .bool(true)
-            case "false", "no", "0": return .bool(false)
-            default: throw RowInput.Refused(description: "\"\(text)\" is not true or false")
+            guard let on = ValueSyntax.booleanWord(text, in: .setting) else {
+                throw RowInput.Refused(description: "\"\(text)\" is not one of \(ValueSyntax.booleanWordList(in: .setting))")
             }
-        case "date": return .object(["$date": .string(trimmed)])
-        case "data": return .object(["$data": .string(trimmed)])
+            value = .bool(on)
+        case "date":
+            guard let date = RFC3339.parse(trimmed) else {
+                throw RowInput.Refused(description: "\"\(text)\" is not a date such as 2026-11-21T10:00:00Z")
+            }
+            value = .date(date)
+        case "data":
+            do { value = .data(try ValueSyntax.data(fromHex: text)) } catch { throw RowInput.Refused(description: error.description) }
         default: throw RowInput.Refused(description: "\(type) values are not edited here; use defaults import")
         }
+        return WireValue.json(value)
     }
 
     private static func compact(_ value: JSON) -> String {

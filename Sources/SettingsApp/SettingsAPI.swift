@@ -133,7 +133,7 @@ struct SettingsAPI: Sendable {
         } catch let refused as RowInput.Refused {
             throw Failure(status: .unprocessableContent, code: "invalid_value", message: refused.description)
         }
-        _ = try await ask(.request(.set, ["domain": .string(owner), "key": .string(row.key ?? ""), "value": try JSONParser.parse(WireValue.encode(value))]))
+        _ = try await ask(.request(.set, ["domain": .string(owner), "key": .string(row.key ?? ""), "value": WireValue.json(value)]))
     }
 
     /// "Reset to default": removes the user's value of the row's key.

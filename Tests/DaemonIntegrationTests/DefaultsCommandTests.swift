@@ -207,11 +207,11 @@ import Testing
         }
         // Where macOS prints only the usage, one line on standard error names the problem.
         for (arguments, problem) in [
-            (["write", "com.e", "k", "-bool", "maybe"], #"-bool takes yes, no, true or false, not "maybe""#),
+            (["write", "com.e", "k", "-bool", "maybe"], #"-bool takes yes/no, true/false, not "maybe""#),
             (["write", "com.e", "k", "-int"], "-int needs a value after it"),
             (["write", "com.e", "k", "-date", "yesterday"], #"-date takes 2026-11-21 10:00:00 +0000, 2026-11-21T10:00:00Z or 2026-11-21, not "yesterday""#),
             (["write", "com.e", "k", "-data", "xyz"], #"-data takes hexadecimal digits without 0x, not "xyz""#),
-            (["settings", "com.e", "set", "k", "-bool", "maybe"], #"-bool takes yes, no, true or false, not "maybe""#),
+            (["settings", "com.e", "set", "k", "-bool", "maybe"], #"-bool takes yes/no, true/false, not "maybe""#),
         ] {
             let result = try Self.run(nil, arguments, socket: socket)
             #expect(result.status == 255, "\(arguments)")

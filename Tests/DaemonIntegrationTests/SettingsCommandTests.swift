@@ -121,7 +121,7 @@ import Testing
         #expect(tooFast.status == 1 && tooFast.message.contains("warpFactor must be a number from 1 to 10"))
         let notASwitchWord = try defaults(daemon, "settings", Self.bridge, "set", "warp", "maybe")
         #expect(notASwitchWord.status == 1)
-        #expect(notASwitchWord.message == "warp is a switch: give on or off (also yes/no, true/false)\n")
+        #expect(notASwitchWord.message == "warp is a switch: give one of yes/no, true/false, on/off, 1/0\n")
     }
 
     @Test(.enabled(if: getuid() == 0, "trusted managed files must belong to root"))

@@ -1,8 +1,9 @@
-import DefaultsClient
+@testable import DefaultsClient
 import DefaultsCore
 import DaemonTestSupport
 import Foundation
 import Testing
+import ValueSyntaxCases
 
 /// The daemon's `value` for a whole domain, as parsed JSON (so `5` and `5.0` stay apart).
 func storedJSON(_ daemon: DaemonProcess, _ domain: String) throws -> JSON? {
@@ -198,5 +199,15 @@ struct ConfigurationTests {
         #expect((try? DomainName(derived)) != nil)
         let odd = SharedDefaults(configuration: DefaultsConfiguration(socketPath: "/nonexistent/socket", appDomain: "../my app"))
         #expect(odd.domainName == "_my_app")
+    }
+}
+
+/// `bool(forKey:)` of a string is `NSString.boolValue`, on the table every user of ValueSyntax
+/// is tested against.
+@Suite struct StringTruthTests {
+    @Test func aStringIsTrueAsFoundationSays() {
+        for text in ValueSyntaxCases.boolValueStrings {
+            #expect(Conversions.bool(.string(text)) == NSString(string: text).boolValue, "\(text.debugDescription)")
+        }
     }
 }

@@ -2,6 +2,7 @@ import DefaultsCore
 @testable import DefaultsTool
 import Foundation
 import Testing
+import ValueSyntaxCases
 
 /// The text of `defaults read`, character for character as macOS prints it.
 @Suite struct OldStyleTextTests {
@@ -116,6 +117,26 @@ import Testing
 }
 
 @Suite struct ValueArgumentsTests {
+    @Test("-bool and -data read ValueSyntax's words and hex, as every other user does")
+    func theSharedValueSyntax() throws {
+        for (word, typeFlag, setting) in ValueSyntaxCases.booleanWords {
+            let meaning = typeFlag
+            _ = (typeFlag, setting)
+            if let meaning {
+                #expect(try ValueArguments.parse(["-bool", word]) == .set(.bool(meaning)), "\(word.debugDescription)")
+            } else {
+                #expect(throws: ToolError.self, "\(word.debugDescription)") { try ValueArguments.parse(["-bool", word]) }
+            }
+        }
+        for (text, bytes) in ValueSyntaxCases.hexData {
+            if let bytes {
+                #expect(try ValueArguments.parse(["-data", text]) == .set(.data(Data(bytes))), "\(text.debugDescription)")
+            } else {
+                #expect(throws: ToolError.self, "\(text.debugDescription)") { try ValueArguments.parse(["-data", text]) }
+            }
+        }
+    }
+
     static let typed: [([String], PlistValue)] = [
         (["-string", "5"], .string("5")), (["-int", "5"], .integer(5)), (["-integer", "-12abc"], .integer(-12)),
         (["-int", "99999999999999999999"], .integer(.max)), (["-float", "2.5"], .real(2.5)),
@@ -155,7 +176,7 @@ import Testing
 
     @Test(arguments: [
         // macOS prints only the usage for these; this port adds a line that names the problem.
-        (["-bool", "1"], ToolError.misuse(#"-bool takes yes, no, true or false, not "1""#)),
+        (["-bool", "1"], ToolError.misuse(#"-bool takes yes/no, true/false, not "1""#)),
         (["-bool"], .misuse("-bool needs a value after it")), (["-int"], .misuse("-int needs a value after it")),
         (["-data", "0x01"], .misuse(#"-data takes hexadecimal digits without 0x, not "0x01""#)),
         (["-date", "yesterday"], .misuse(#"-date takes 2026-11-21 10:00:00 +0000, 2026-11-21T10:00:00Z or 2026-11-21, not "yesterday""#)),

@@ -1,6 +1,8 @@
 import DefaultsCore
 import SettingsBundles
 import Testing
+import ValueSyntaxCases
+import Foundation
 
 @testable import SettingsApp
 
@@ -57,9 +59,30 @@ import Testing
         #expect(PlainValue(wire: .real(1)) == PlainValue(type: "real", text: "1.0"))
         #expect(PlainValue(wire: .bool(false)) == PlainValue(type: "bool", text: "false"))
         #expect(PlainValue(wire: ["$date": "2026-11-21T10:00:00Z"]) == PlainValue(type: "date", text: "2026-11-21T10:00:00Z"))
-        #expect(PlainValue(wire: ["$data": "AAE="]) == PlainValue(type: "data", text: "AAE="))
+        #expect(PlainValue(wire: ["$data": "AAE="]) == PlainValue(type: "data", text: "0001"), "data in hex, as defaults writes it")
         #expect(PlainValue(wire: [1, 2]) == PlainValue(type: "array", text: "[1,2]"))
         #expect(!PlainValue(wire: ["a": 1]).isScalar)
+    }
+
+    @Test("the plain editor reads ValueSyntax's boolean words and hex data, as every other user does")
+    func thePlainEditorTakesTheSharedValueSyntax() throws {
+        for (word, typeFlag, setting) in ValueSyntaxCases.booleanWords {
+            let meaning = setting
+            _ = (typeFlag, setting)
+            if let meaning {
+                #expect(try PlainValue.wire(type: "bool", text: word) == .bool(meaning), "\(word.debugDescription)")
+            } else {
+                #expect(throws: RowInput.Refused.self, "\(word.debugDescription)") { try PlainValue.wire(type: "bool", text: word) }
+            }
+        }
+        for (text, bytes) in ValueSyntaxCases.hexData {
+            if let bytes {
+                #expect(try PlainValue.wire(type: "data", text: text) == ["$data": .string(Data(bytes).base64EncodedString())], "\(text.debugDescription)")
+                #expect(PlainValue(wire: ["$data": .string(Data(bytes).base64EncodedString())]).text == ValueSyntax.hex(bytes))
+            } else {
+                #expect(throws: RowInput.Refused.self, "\(text.debugDescription)") { try PlainValue.wire(type: "data", text: text) }
+            }
+        }
     }
 
     @Test func plainTextBecomesAValueOfTheGivenType() throws {

@@ -2,6 +2,7 @@ import DefaultsCore
 import Foundation
 import SettingsBundles
 import Testing
+import ValueSyntaxCases
 
 /// A setting named by key or title, a bare word read as the row's control stores it, and the
 /// pane's JSON read back as the pane that was written.
@@ -61,6 +62,27 @@ import Testing
             Issue.record("a title value was accepted")
         } catch {
             #expect(error.description == "version is shown by Settings but cannot be changed there (PSTitleValueSpecifier)")
+        }
+    }
+
+    @Test("a switch row takes ValueSyntax's boolean words, as every other user does")
+    func aSwitchTakesTheSharedBooleanWords() throws {
+        let (_, pane) = try Self.pane()
+        for (word, typeFlag, setting) in ValueSyntaxCases.booleanWords {
+            let meaning = setting
+            _ = (typeFlag, setting)
+            if let meaning {
+                #expect(try pane.editableRow(named: "warp").value(fromWord: word) == .bool(meaning), "\(word.debugDescription)")
+            } else {
+                #expect(throws: SettingArgumentError.self, "\(word.debugDescription)") { try pane.editableRow(named: "warp").value(fromWord: word) }
+            }
+        }
+    }
+
+    @Test("a switch whose value is neither of its values shows as Foundation's boolValue says")
+    func settingsBoolValueIsFoundations() {
+        for text in ValueSyntaxCases.boolValueStrings {
+            #expect(PlistValue.string(text).settingsBoolValue == NSString(string: text).boolValue, "\(text.debugDescription)")
         }
     }
 

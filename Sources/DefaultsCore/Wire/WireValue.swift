@@ -68,6 +68,22 @@ public enum WireValue {
         }
     }
 
+    /// One value as a JSON tree, for requests built as ``JSON`` (the same mapping as ``encode(_:)``).
+    public static func json(_ value: PlistValue) -> JSON {
+        switch value {
+        case .string(let s): .string(s)
+        case .integer(let i): .integer(i)
+        case .real(let d): .real(d)
+        case .bool(let b): .bool(b)
+        case .date(let d): .object(["$date": .string(RFC3339.format(d))])
+        case .data(let d): .object(["$data": .string(d.base64EncodedString())])
+        case .array(let elements): .array(elements.map(json))
+        case .dictionary(let members):
+            members.count == 1 && members.first!.key.hasPrefix("$")
+                ? .object(["$dict": .object(members.mapValues(json))]) : .object(members.mapValues(json))
+        }
+    }
+
     /// Encodes one value as JSON text.
     public static func encode(_ value: PlistValue) -> [UInt8] {
         var writer = JSONWriter()

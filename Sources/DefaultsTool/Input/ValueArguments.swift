@@ -88,7 +88,10 @@ public enum ValueArguments {
         offset += 2
         switch token.lowercased() {
         case "-string": return .string(argument)
-        case "-data": return .data(try hexData(argument))
+        case "-data":
+            do { return .data(try ValueSyntax.data(fromHex: argument)) } catch {
+                throw ToolError.misuse("-data takes hexadecimal digits without 0x, not \"\(argument)\"")
+            }
         case "-int", "-integer":
             // macOS stores 0 for a value with no number in front; that is never what was meant.
             guard startsWithNumber(argument) else {
@@ -101,11 +104,10 @@ public enum ValueArguments {
             }
             return .real(doubleValue(argument))
         case "-bool", "-boolean":
-            switch argument.lowercased() {
-            case "yes", "true": return .bool(true)
-            case "no", "false": return .bool(false)
-            default: throw ToolError.misuse("\(token) takes yes, no, true or false, not \"\(argument)\"")
+            guard let on = ValueSyntax.booleanWord(argument, in: .typeFlag) else {
+                throw ToolError.misuse("\(token) takes \(ValueSyntax.booleanWordList(in: .typeFlag)), not \"\(argument)\"")
             }
+            return .bool(on)
         default:
             guard let date = date(argument) else {
                 throw ToolError.misuse(
@@ -130,19 +132,6 @@ public enum ValueArguments {
     static func parsePropertyList(_ text: String) -> PlistValue? {
         guard !text.isEmpty else { return nil }
         return try? PropertyListFile.decodeValue(Data(text.utf8))
-    }
-
-    /// Hex digits, no `0x`; an odd count makes the first nibble a byte of its own.
-    static func hexData(_ text: String) throws(ToolError) -> Data {
-        var nibbles: [UInt8] = []
-        for character in text {
-            guard let value = character.hexDigitValue else {
-                throw ToolError.misuse("-data takes hexadecimal digits without 0x, not \"\(text)\"")
-            }
-            nibbles.append(UInt8(value))
-        }
-        if nibbles.count % 2 == 1 { nibbles.insert(0, at: 0) }
-        return Data(stride(from: 0, to: nibbles.count, by: 2).map { nibbles[$0] << 4 | nibbles[$0 + 1] })
     }
 
     /// Whether NSString would find a number at the start: leading spaces, a sign, then a digit

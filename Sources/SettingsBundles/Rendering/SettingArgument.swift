@@ -51,7 +51,7 @@ extension PaneDescription.Row {
     }
 
     /// The value a bare word stands for in this row: a text field's string; a switch's TrueValue
-    /// or FalseValue for `on`/`off`, `yes`/`no`, `true`/`false`, `1`/`0`; a slider's number (an
+    /// or FalseValue for ``ValueSyntax/booleanWord(_:)``'s words (or the values' own text); a slider's number (an
     /// integer when its DefaultValue is one, else a real); a multi-value's choice by its value,
     /// its title or its short title.
     public func value(fromWord word: String) throws(SettingArgumentError) -> PlistValue {
@@ -60,14 +60,10 @@ extension PaneDescription.Row {
         case .textField:
             return .string(word)
         case .toggleSwitch(_, let trueValue, let falseValue):
-            switch word.lowercased() {
-            case "on", "yes", "true", "1": return trueValue
-            case "off", "no", "false", "0": return falseValue
-            default:
-                if word == trueValue.displayText { return trueValue }
-                if word == falseValue.displayText { return falseValue }
-                throw .invalid("\(key) is a switch: give on or off (also yes/no, true/false)")
-            }
+            if let on = ValueSyntax.booleanWord(word, in: .setting) { return on ? trueValue : falseValue }
+            if word == trueValue.displayText { return trueValue }
+            if word == falseValue.displayText { return falseValue }
+            throw .invalid("\(key) is a switch: give one of \(ValueSyntax.booleanWordList(in: .setting))")
         case .slider:
             guard let number = Double(word), number.isFinite else { throw .invalid("\(key) is a slider: give a number") }
             if case .integer? = defaultValue, let integer = Int64(word) { return .integer(integer) }

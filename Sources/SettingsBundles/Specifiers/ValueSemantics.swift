@@ -50,20 +50,14 @@ extension PlistValue {
     }
 
     /// `-boolValue` as Settings uses it for a toggle whose value is neither its TrueValue nor its
-    /// FalseValue: numbers are true when non-zero; a string is true when, after leading
-    /// whitespace, a sign and zeros, it starts with `Y`, `y`, `T`, `t` or a digit 1–9
+    /// FalseValue: numbers are true when non-zero; a string by ``ValueSyntax/boolValue(of:)``
     /// (so `"YES"` is on and `"NO"` is off).
     public var settingsBoolValue: Bool {
         switch self {
         case .bool(let b): return b
         case .integer(let i): return i != 0
         case .real(let d): return d != 0
-        case .string(let s):
-            var scalars = s.unicodeScalars.drop(while: { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" })
-            if let sign = scalars.first, sign == "+" || sign == "-" { scalars = scalars.dropFirst() }
-            scalars = scalars.drop(while: { $0 == "0" })
-            guard let first = scalars.first else { return false }
-            return "YyTt123456789".unicodeScalars.contains(first)
+        case .string(let s): return ValueSyntax.boolValue(of: s)
         default: return false
         }
     }
