@@ -28,8 +28,10 @@ BENCH_PACKAGES := $(BUILD_PACKAGES) chromium chromium-driver etcd-server etcd-cl
 
 # Release builds (bench, install) link the Swift runtime into each binary. They keep Swift's
 # run-time exclusivity checks: a daemon that holds a user's data prefers a clean trap to undefined
-# behaviour, and `make bench` measures exactly what `make install` installs.
+# behaviour, and `make bench` measures exactly what `make install` installs. defaultsd and
+# defaults are linked fully static (Package.swift reads DEFAULTSD_STATIC_EXECUTABLES).
 RELEASE   := -c release --static-swift-stdlib
+export DEFAULTSD_STATIC_EXECUTABLES := 1
 
 BINDIR     = $(PREFIX)/bin
 UNITDIR    = $(PREFIX)/lib/systemd

@@ -1,6 +1,14 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+/// Release builds made by `make` (`bench`, `install`) link `defaultsd` and `defaults` fully
+/// static: the Makefile sets `DEFAULTSD_STATIC_EXECUTABLES=1` together with
+/// `--static-swift-stdlib`, which `-static-executable` needs. A plain `swift build -c release`,
+/// and a package that depends on this one, get ordinary executables and no unsafe flags.
+let fullyStaticInRelease: [LinkerSetting] =
+    Context.environment["DEFAULTSD_STATIC_EXECUTABLES"] == "1"
+    ? [.unsafeFlags(["-static-executable"], .when(configuration: .release))] : []
+
 let package = Package(
     name: "defaultsd",
     platforms: [.macOS(.v14)],
@@ -88,7 +96,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
-            linkerSettings: [.unsafeFlags(["-static-executable"], .when(configuration: .release))]
+            linkerSettings: fullyStaticInRelease
         ),
 
         // A blocking, deadline-driven line client over a Unix socket: the `defaults` tool, tests, the benchmark.
@@ -108,7 +116,7 @@ let package = Package(
         // without $HOME, as every static program does.
         .executableTarget(
             name: "defaults", dependencies: ["DefaultsTool"],
-            linkerSettings: [.unsafeFlags(["-static-executable"], .when(configuration: .release))]),
+            linkerSettings: fullyStaticInRelease),
 
         .executableTarget(
             name: "DefaultsBench",
