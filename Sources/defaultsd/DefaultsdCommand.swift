@@ -29,58 +29,40 @@ struct DefaultsdCommand: AsyncParsableCommand {
     @Flag(name: .customLong("print-config"), help: "Print the effective configuration and where each value came from, then exit.")
     var printConfig = false
 
-    @Option(help: "The Unix socket to listen on.")
-    var socket: String?
+    // Each option's flag and help come from its `ConfigurationOption`, the one place that
+    // names it; the property only holds what was typed.
+    @Option(name: Self.flag("socket"), help: Self.help("socket")) var socket: String?
+    @Option(name: Self.flag("storageDirectory"), help: Self.help("storageDirectory")) var storageDirectory: String?
+    @Option(name: Self.flag("fileFormat"), help: Self.help("fileFormat")) var fileFormat: String?
+    @Option(name: Self.flag("coalesceMilliseconds"), help: Self.help("coalesceMilliseconds")) var coalesceMilliseconds: Int?
+    @Option(name: Self.flag("maximumLineBytes"), help: Self.help("maximumLineBytes")) var maximumLineBytes: Int?
+    @Option(name: Self.flag("maximumPendingReplyBytes"), help: Self.help("maximumPendingReplyBytes")) var maximumPendingReplyBytes: Int?
+    @Option(name: Self.flag("maximumDomainBytes"), help: Self.help("maximumDomainBytes")) var maximumDomainBytes: Int?
+    @Option(name: Self.flag("maximumConnections"), help: Self.help("maximumConnections")) var maximumConnections: Int?
+    @Option(name: Self.flag("logLevel"), help: Self.help("logLevel")) var logLevel: String?
+    @Option(name: Self.flag("managedPreferencesDirectory"), help: Self.help("managedPreferencesDirectory")) var managedPreferencesDirectory: String?
+    @Option(name: Self.flag("machineIDFile"), help: Self.help("machineIDFile")) var machineIDFile: String?
 
-    @Option(name: .customLong("storage-dir"), help: "The directory holding one property-list file per domain.")
-    var storageDirectory: String?
+    /// The long flag of a configuration key, as its `ConfigurationOption` names it.
+    static func flag(_ key: String) -> NameSpecification {
+        .customLong(String(ConfigurationOption.named(key)!.flag!.dropFirst(2)))
+    }
 
-    @Option(help: "The format domain files are written in: xml or binary.")
-    var format: String?
+    static func help(_ key: String) -> ArgumentHelp { ArgumentHelp(ConfigurationOption.named(key)!.summary) }
 
-    @Option(name: .customLong("coalesce-ms"), help: "Quiet time, in milliseconds, before changes are written.")
-    var coalesceMilliseconds: Int?
-
-    @Option(name: .customLong("max-line-bytes"), help: "Longest request line accepted.")
-    var maximumLineBytes: Int?
-
-    @Option(name: .customLong("max-pending-reply-bytes"), help: "Answers a connection may leave unread before its requests wait.")
-    var maximumPendingReplyBytes: Int?
-
-    @Option(name: .customLong("max-domain-bytes"), help: "Largest domain, in bytes of its JSON encoding.")
-    var maximumDomainBytes: Int?
-
-    @Option(name: .customLong("max-connections"), help: "Most connections served at once.")
-    var maximumConnections: Int?
-
-    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
-    var logLevel: String?
-
-    @Option(name: .customLong("managed-dir"), help: "The administrator's managed (forced) preferences.")
-    var managedPreferencesDirectory: String?
-
-    @Option(name: .customLong("machine-id-file"), help: "The file holding this machine's id (by-host domains).")
-    var machineIDFile: String?
-
-    /// Command-line values, applied over the configuration file through the same checks.
-    var overrides: [(flag: String, key: String, value: ConfigurationValue)] {
-        var result: [(flag: String, key: String, value: ConfigurationValue)] = []
-        if let socket { result.append(("--socket", "socket", .string(socket))) }
-        if let storageDirectory { result.append(("--storage-dir", "storageDirectory", .string(storageDirectory))) }
-        if let format { result.append(("--format", "fileFormat", .string(format))) }
-        if let coalesceMilliseconds { result.append(("--coalesce-ms", "coalesceMilliseconds", .integer(coalesceMilliseconds))) }
-        if let maximumLineBytes { result.append(("--max-line-bytes", "maximumLineBytes", .integer(maximumLineBytes))) }
-        if let maximumPendingReplyBytes {
-            result.append(("--max-pending-reply-bytes", "maximumPendingReplyBytes", .integer(maximumPendingReplyBytes)))
-        }
-        if let maximumDomainBytes { result.append(("--max-domain-bytes", "maximumDomainBytes", .integer(maximumDomainBytes))) }
-        if let maximumConnections { result.append(("--max-connections", "maximumConnections", .integer(maximumConnections))) }
-        if let logLevel { result.append(("--log-level", "logLevel", .string(logLevel))) }
-        if let managedPreferencesDirectory {
-            result.append(("--managed-dir", "managedPreferencesDirectory", .string(managedPreferencesDirectory)))
-        }
-        if let machineIDFile { result.append(("--machine-id-file", "machineIDFile", .string(machineIDFile))) }
-        return result
+    /// Command-line values by configuration key, applied over the configuration file through
+    /// the same checks.
+    var overrides: [(key: String, value: ConfigurationValue)] {
+        let given: [(String, ConfigurationValue?)] = [
+            ("socket", socket.map { .string($0) }), ("storageDirectory", storageDirectory.map { .string($0) }),
+            ("fileFormat", fileFormat.map { .string($0) }), ("coalesceMilliseconds", coalesceMilliseconds.map { .integer($0) }),
+            ("maximumLineBytes", maximumLineBytes.map { .integer($0) }),
+            ("maximumPendingReplyBytes", maximumPendingReplyBytes.map { .integer($0) }),
+            ("maximumDomainBytes", maximumDomainBytes.map { .integer($0) }), ("maximumConnections", maximumConnections.map { .integer($0) }),
+            ("logLevel", logLevel.map { .string($0) }), ("managedPreferencesDirectory", managedPreferencesDirectory.map { .string($0) }),
+            ("machineIDFile", machineIDFile.map { .string($0) }),
+        ]
+        return given.compactMap { key, value in value.map { (key, $0) } }
     }
 
     func run() async throws {

@@ -227,6 +227,27 @@ import Testing
         #expect(run.errors == "defaultsd: --format expects \"xml\" or \"binary\", not \"yaml\"\n")
     }
 
+    @Test("every flag sets its key, and --print-config names the flag as the value's source")
+    func everyFlagSetsItsKey() throws {
+        let flags: [(flag: String, value: String, key: String)] = [
+            ("--socket", "/tmp/flags/socket", "socket"), ("--storage-dir", "/tmp/flags/storage", "storageDirectory"),
+            ("--format", "binary", "fileFormat"), ("--coalesce-ms", "7", "coalesceMilliseconds"),
+            ("--max-line-bytes", "2048", "maximumLineBytes"), ("--max-pending-reply-bytes", "65536", "maximumPendingReplyBytes"),
+            ("--max-domain-bytes", "4096", "maximumDomainBytes"), ("--max-connections", "3", "maximumConnections"),
+            ("--log-level", "debug", "logLevel"), ("--managed-dir", "/tmp/flags/managed", "managedPreferencesDirectory"),
+            ("--machine-id-file", "/tmp/flags/machine-id", "machineIDFile"),
+        ]
+        let run = try DaemonProcess.runToCompletion(["--print-config"] + flags.flatMap { [$0.flag, $0.value] })
+        #expect(run.status == 0, "\(run.errors)")
+        let lines = run.output.split(separator: "\n")
+        for (flag, value, key) in flags {
+            #expect(lines.contains { $0.hasPrefix(key + " ") && $0.contains(value) && $0.hasSuffix("# \(flag)") }, "\(key)")
+        }
+        let help = try DaemonProcess.runToCompletion(["--help"]).output.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(help.contains("--max-pending-reply-bytes <max-pending-reply-bytes> The most answers, in bytes, a connection may leave unread"),
+                "the help is the option's own summary")
+    }
+
     @Test func printConfigShowsEveryKeyAndItsSource() throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }

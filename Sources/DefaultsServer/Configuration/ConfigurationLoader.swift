@@ -44,10 +44,10 @@ public struct ResolvedConfiguration: Sendable {
 public struct ConfigurationLoader: Sendable {
     public var environment: [String: String]
     public var explicitFile: String?
-    /// Flag overrides, as (flag, key, value).
-    public var overrides: [(flag: String, key: String, value: ConfigurationValue)]
+    /// Command-line values by configuration key; each is reported under its option's flag.
+    public var overrides: [(key: String, value: ConfigurationValue)]
 
-    public init(environment: [String: String], explicitFile: String?, overrides: [(flag: String, key: String, value: ConfigurationValue)]) {
+    public init(environment: [String: String], explicitFile: String?, overrides: [(key: String, value: ConfigurationValue)]) {
         self.environment = environment
         self.explicitFile = explicitFile
         self.overrides = overrides
@@ -73,8 +73,9 @@ public struct ConfigurationLoader: Sendable {
             }
         }
         if let problem = configuration.roaming.problems(file: file) { throw problem }
-        for (flag, key, value) in overrides {
+        for (key, value) in overrides {
             guard let option = ConfigurationOption.named(key) else { continue }
+            let flag = option.flag ?? key
             guard option.apply(value, &configuration) else {
                 throw ConfigurationError(file: nil, key: nil, message: "\(flag) expects \(option.expected), not \(value)")
             }
