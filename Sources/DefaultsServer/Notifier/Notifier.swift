@@ -49,14 +49,17 @@ final class Notifier {
     }
 
     func subscribe(_ sink: EventSink, to domains: [DomainName]) {
+        eventLoop.preconditionInEventLoop()
         for domain in domains { byDomain[domain, default: [:]][sink.sinkID] = sink }
     }
 
     func subscribeToEverything(_ sink: EventSink) {
+        eventLoop.preconditionInEventLoop()
         everything[sink.sinkID] = sink
     }
 
     func unsubscribe(_ sink: EventSink, from domains: [DomainName]) {
+        eventLoop.preconditionInEventLoop()
         for domain in domains {
             byDomain[domain]?[sink.sinkID] = nil
             if byDomain[domain]?.isEmpty == true { byDomain[domain] = nil }
@@ -64,6 +67,7 @@ final class Notifier {
     }
 
     func unsubscribeFromEverything(_ sink: EventSink) {
+        eventLoop.preconditionInEventLoop()
         everything[sink.sinkID] = nil
         for domain in Array(byDomain.keys) { unsubscribe(sink, from: [domain]) }
     }
@@ -93,16 +97,21 @@ final class Notifier {
 
     /// A connection starts running the requests of one read batch: what they publish waits
     /// for the batch to end instead of a task of its own.
-    func holdDelivery() { holds += 1 }
+    func holdDelivery() {
+        eventLoop.preconditionInEventLoop()
+        holds += 1
+    }
 
     /// The batch ended (its answers are sent): delivers what it published.
     func releaseDelivery() {
+        eventLoop.preconditionInEventLoop()
         holds -= 1
         if holds == 0 { deliverPending() }
     }
 
     /// Sends the gathered events now.
     func deliverPending() {
+        eventLoop.preconditionInEventLoop()
         guard !bursts.isEmpty else { return }
         // Swapped out before delivering, so that anything published meanwhile starts a burst of its own.
         var ready: OrderedDictionary<BurstKey, ChangeEvent> = [:]

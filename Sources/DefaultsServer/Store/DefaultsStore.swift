@@ -80,7 +80,7 @@ final class DefaultsStore {
     }
 
     /// Where the domain sits in the table, loading it from its file on first use.
-    private func index(loading domain: DomainName) throws(DefaultsError) -> Dictionary<DomainName, DomainState>.Index {
+    private func index(loading domain: DomainName) throws(DefaultsError) -> DomainTable.Index {
         if let index = table.index(of: domain) { return index }
         return try load(domain)
     }
@@ -91,10 +91,14 @@ final class DefaultsStore {
 
     /// The values of a domain already in memory; nil when it has not been loaded.
     func loadedValues(of domain: DomainName) -> [String: PlistValue]? {
-        table.index(of: domain).map { table[$0].values }
+        eventLoop.preconditionInEventLoop()
+        return table.index(of: domain).map { table[$0].values }
     }
 
-    var loadedDomains: [DomainName] { Array(table.states.keys) }
+    var loadedDomains: [DomainName] {
+        eventLoop.preconditionInEventLoop()
+        return Array(table.states.keys)
+    }
 
     /// Resolves `key` along `list`: the persistent domains from the store (loaded on first use),
     /// the bundle layer from the installed Settings bundles' defaults, the registration domain of
@@ -116,6 +120,7 @@ final class DefaultsStore {
 
     /// Every domain that holds at least one value, sorted.
     func domainNames() -> [DomainName] {
+        eventLoop.preconditionInEventLoop()
         var names = Set(files.storedDomains())
         for (domain, state) in table.states {
             if state.values.isEmpty { names.remove(domain) } else { names.insert(domain) }
@@ -135,7 +140,8 @@ final class DefaultsStore {
     }
 
     func statistics(of domain: DomainName? = nil) -> Statistics {
-        Statistics(
+        eventLoop.preconditionInEventLoop()
+        return Statistics(
             domainsLoaded: table.count, dirtyDomains: writeBehind.dirtyCount, flushes: writeBehind.flushCount,
             fileWrites: writeBehind.fileWrites, domainFileWrites: domain.map { writeBehind.fileWritesByDomain[$0] ?? 0 })
     }
@@ -145,9 +151,7 @@ final class DefaultsStore {
     /// Applies a changeset all or nothing. Returns the domain's generation afterwards.
     @discardableResult
     func apply(_ changeset: Changeset, origin: Origin) throws(DefaultsError) -> Int64 {
-        // Changed in place through the table (a copy of the state would make the mutation copy
-        // every value of the domain), found by one hash of its name.
-        try apply(changeset, origin: origin, to: &table[try index(loading: changeset.domain)])
+        try apply(changeset, origin: origin, at: try index(loading: changeset.domain))
     }
 
     /// Applies a change another machine made, taken from etcd: it was checked where it was
@@ -155,14 +159,18 @@ final class DefaultsStore {
     /// applied again (a forced key still reads as forced). This machine's size limit still
     /// holds: a change past it is refused with `too_large`, and the domain stops roaming.
     func applyRoaming(_ changeset: Changeset, host: String?) throws(DefaultsError) {
-        _ = try apply(changeset, origin: .roaming(host: host), to: &table[try index(loading: changeset.domain)], checked: false)
+        _ = try apply(changeset, origin: .roaming(host: host), at: try index(loading: changeset.domain), checked: false)
     }
 
+    /// The domain is found by one hash of its name and changed in place through the table (a
+    /// copy of its state would make the mutation copy every value). The table is borrowed only
+    /// for the commit itself: the checks, the write-behind, the notifier and roaming run after,
+    /// and may read the table.
     private func apply(
-        _ changeset: Changeset, origin: Origin, to state: inout DomainState, checked: Bool = true
+        _ changeset: Changeset, origin: Origin, at index: DomainTable.Index, checked: Bool = true
     ) throws(DefaultsError) -> Int64 {
-        let change = state.prepare(changeset)
-        if change.newSize > maximumDomainBytes && change.newSize > state.size {
+        let change = table[index].prepare(changeset)
+        if change.newSize > maximumDomainBytes && change.newSize > table[index].size {
             throw DefaultsError(
                 .tooLarge,
                 "domain \(changeset.domain) would be \(change.newSize) bytes; the limit is \(maximumDomainBytes)")
@@ -171,13 +179,14 @@ final class DefaultsStore {
             if changeset.domain.isCurrentHost, files.machineID == nil { throw MachineID.refusal(writing: changeset.domain) }
             for check in checks { if let refusal = check.check(changeset) { throw refusal } }
         }
-        let effective = state.commit(changeset, change)
-        guard !effective.isEmpty else { return state.generation }
-        state.generation += 1
+        let effective = table[index].commit(changeset, change)
+        guard !effective.isEmpty else { return table[index].generation }
+        table[index].generation += 1
+        let generation = table[index].generation
         writeBehind.markDirty(changeset.domain)
-        notifier.publish(effective, generation: state.generation, origin: origin)
+        notifier.publish(effective, generation: generation, origin: origin)
         if let roaming, origin.source != .roaming, roaming.roams(changeset.domain) { roaming.recordLocal(effective) }
-        return state.generation
+        return generation
     }
 
     /// Announces a change of what the domain resolves to that is not a change of its stored
@@ -211,7 +220,7 @@ final class DefaultsStore {
 
     // MARK: - Loading
 
-    private func load(_ domain: DomainName) throws(DefaultsError) -> Dictionary<DomainName, DomainState>.Index {
+    private func load(_ domain: DomainName) throws(DefaultsError) -> DomainTable.Index {
         table.insert(domain, values: try read(domain))
     }
 

@@ -21,18 +21,20 @@ final class DomainTable: SnapshotSource {
     var count: Int { states.count }
 
     /// Where a loaded domain sits in `states`; nil when it is not loaded.
-    func index(of domain: DomainName) -> Dictionary<DomainName, DomainState>.Index? {
+    func index(of domain: DomainName) -> Index? {
         eventLoop.preconditionInEventLoop()
         return states.index(forKey: domain)
     }
 
-    subscript(index: Dictionary<DomainName, DomainState>.Index) -> DomainState {
+    typealias Index = Dictionary<DomainName, DomainState>.Index
+
+    subscript(index: Index) -> DomainState {
         get { states.values[index] }
         _modify { yield &states.values[index] }
     }
 
     /// Adds a domain just read from its file, with the generation the ledger has for it.
-    func insert(_ domain: DomainName, values: [String: PlistValue]) -> Dictionary<DomainName, DomainState>.Index {
+    func insert(_ domain: DomainName, values: [String: PlistValue]) -> Index {
         eventLoop.preconditionInEventLoop()
         states[domain] = DomainState(values: values, generation: ledgerGeneration(of: domain))
         return states.index(forKey: domain)!
