@@ -1,7 +1,7 @@
 import FoundationEssentials
 import Glibc
 
-/// Text for the few things full Foundation used to word for us. The daemon and `defaults` link
+/// Text for the few things FoundationEssentials does not word for us. The daemon and `defaults` link
 /// FoundationEssentials only (see ARCHITECTURE.md, "Footprint"), which has no
 /// `localizedDescription`, no `String(format:)` and no `NSString` path methods.
 package enum SystemText {

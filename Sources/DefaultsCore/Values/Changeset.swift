@@ -1,5 +1,6 @@
-/// A set of changes to one domain: the type that flows from a client's request,
-/// through the store and the writer, to every subscriber's `didChange` event.
+/// A set of changes to one domain: the type that flows from a client's request, through the
+/// store, to every subscriber's `didChange` event. (The writer does not take changesets: it
+/// writes snapshots of whole dirty domains.)
 ///
 /// A key mapped to `nil` is removed. Merging keeps the latest value of each key,
 /// which is how bursts and slow subscribers are coalesced. Iterating gives each
@@ -89,7 +90,7 @@ public struct Changeset: Sendable, Hashable, Sequence {
     /// Calls `body` with each change, as `for (key, value) in changeset` does, but without
     /// building an iterator: the one change of a `set` or `remove` is handed over directly.
     /// The write path walks every changeset two or three times, and the iterator (an optional
-    /// element beside an optional dictionary iterator) cost more than the work it walked.
+    /// element beside an optional dictionary iterator) would outweigh the work it walks.
     public func forEachChange(_ body: (_ key: String, _ value: PlistValue?) throws -> Void) rethrows {
         switch storage {
         case .one(let key, let value): try body(key, value)

@@ -42,7 +42,7 @@ public struct JSONMembers: Sendable, Equatable {
 
     /// The bytes of the object, as read. A class so that a request and the table it was read
     /// into share them, and the next line is copied into the same storage once the request is
-    /// gone: copying into a reused array cost more than the rest of reading a short line.
+    /// gone: copying into a reused array would outweigh the rest of reading a short line.
     private final class Line: @unchecked Sendable {
         // Sendable: written only while it is uniquely referenced (`start`), read-only after.
         var base: UnsafeMutableRawPointer

@@ -63,7 +63,7 @@ extension DomainFiles {
                 return outcome
             }
         }
-        // Staged side by side: the fsyncs of several files overlap, and the journal commits them together.
+        // Staged side by side: the fsyncs of several files overlap; the renames below then put them in place together.
         let results = NIOLockedValueBox([Result<StagedChange?, DefaultsError>?](repeating: nil, count: snapshot.domains.count))
         DispatchQueue.concurrentPerform(iterations: snapshot.domains.count) { index in
             let (domain, values) = snapshot.domains[index]

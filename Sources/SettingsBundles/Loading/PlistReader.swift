@@ -41,7 +41,7 @@ enum PlistReader {
     /// declaration must come first, and Foundation versions whose reader is stricter than CF
     /// reject, for example, a licence comment placed before `<?xml?>`. So when the prolog is not
     /// the standard one (or the text is not UTF-8) the file is handed over as a standard UTF-8
-    /// declaration followed by the root element: the result no longer depends on the Foundation
+    /// declaration followed by the root element: the result does not depend on the Foundation
     /// version, and the oddity is still reported.
     private static func readXML(_ text: String, encoding: TextEncoding) -> Result<Read, Failure> {
         let prolog = Prolog(text)
