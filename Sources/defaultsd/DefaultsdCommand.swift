@@ -115,7 +115,11 @@ struct DefaultsdCommand: AsyncParsableCommand {
 }
 
 /// Runs the daemon until a graceful shutdown (SIGTERM, SIGINT), reloading on SIGHUP.
-struct DaemonService: Service {
+struct DaemonService: Service, CustomStringConvertible {
+    /// How swift-service-lifecycle names the service in its debug log: never the loader, whose
+    /// environment may hold secrets.
+    var description: String { "defaultsd" }
+
     let daemon: DefaultsDaemon
     let listeningSocket: Int32?
     let loader: ConfigurationLoader
