@@ -188,6 +188,8 @@ let package = Package(
         .target(name: "DaemonTestSupport", dependencies: ["DefaultsCore", "LineSocket"], path: "Tests/DaemonTestSupport"),
         // The third-party corpus beside the checkout (../shared), and the trait that skips a test without it.
         .target(name: "SharedCorpus", dependencies: ["DaemonTestSupport"], path: "Tests/SharedCorpus"),
+        // A program that uses plain Foundation UserDefaults and nothing else, run beside the daemon.
+        .executableTarget(name: "FoundationDefaultsProbe", path: "Tests/FoundationDefaultsProbe"),
         // The one table of value syntax (boolean words, hex data, boolValue) every user is tested on.
         .target(name: "ValueSyntaxCases", path: "Tests/ValueSyntaxCases"),
 
@@ -223,7 +225,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DaemonIntegrationTests",
-            dependencies: ["DefaultsCore", "LineSocket", "DaemonTestSupport", "SharedCorpus", "defaultsd", "defaults"]
+            dependencies: ["DefaultsCore", "LineSocket", "DaemonTestSupport", "SharedCorpus", "defaultsd", "defaults", "FoundationDefaultsProbe"]
         ),
         // Two real daemons on a real 3-member etcd cluster on loopback.
         .testTarget(

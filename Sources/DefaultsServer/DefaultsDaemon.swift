@@ -48,9 +48,15 @@ public final class DefaultsDaemon: Sendable {
         self.scanner = NIOThreadPool(numberOfThreads: 1)
         let loop = group.next()
         let files = DomainFiles(
-            directory: configuration.storageDirectory, format: configuration.fileFormat,
+            directory: configuration.storageDirectory, stateDirectory: configuration.effectiveStateDirectory, format: configuration.fileFormat,
             machineID: MachineID.read(path: configuration.machineIDFile))
         self.files = files
+        // Before anything reads the ledger or the roaming journal, which may still be there.
+        if configuration.usesSharedStorage, configuration.formerStorageDirectory != configuration.storageDirectory {
+            FormerFolderMove.run(
+                former: configuration.formerStorageDirectory, shared: configuration.storageDirectory,
+                state: configuration.effectiveStateDirectory, logger: logger)
+        }
         let notifier = Notifier(eventLoop: loop)
         let watcher = DirectoryWatcher(eventLoop: loop, logger: logger)
         let bundles = InstalledBundles(

@@ -33,6 +33,7 @@ struct DefaultsdCommand: AsyncParsableCommand {
     // names it; the property only holds what was typed.
     @Option(name: Self.flag("socket"), help: Self.help("socket")) var socket: String?
     @Option(name: Self.flag("storageDirectory"), help: Self.help("storageDirectory")) var storageDirectory: String?
+    @Option(name: Self.flag("stateDirectory"), help: Self.help("stateDirectory")) var stateDirectory: String?
     @Option(name: Self.flag("fileFormat"), help: Self.help("fileFormat")) var fileFormat: String?
     @Option(name: Self.flag("coalesceMilliseconds"), help: Self.help("coalesceMilliseconds")) var coalesceMilliseconds: Int?
     @Option(name: Self.flag("maximumLineBytes"), help: Self.help("maximumLineBytes")) var maximumLineBytes: Int?
@@ -55,6 +56,7 @@ struct DefaultsdCommand: AsyncParsableCommand {
     var overrides: [(key: String, value: ConfigurationValue)] {
         let given: [(String, ConfigurationValue?)] = [
             ("socket", socket.map { .string($0) }), ("storageDirectory", storageDirectory.map { .string($0) }),
+            ("stateDirectory", stateDirectory.map { .string($0) }),
             ("fileFormat", fileFormat.map { .string($0) }), ("coalesceMilliseconds", coalesceMilliseconds.map { .integer($0) }),
             ("maximumLineBytes", maximumLineBytes.map { .integer($0) }),
             ("maximumPendingReplyBytes", maximumPendingReplyBytes.map { .integer($0) }),

@@ -14,7 +14,7 @@ import Testing
         #expect(try client.request(#"{"op":"set","domain":"com.example.kept","key":"k","value":1}"#) == #"{"ok":true,"generation":1}"#)
         #expect(try client.request(#"{"op":"synchronize"}"#) == #"{"ok":true}"#)
         let before = daemon.storageListing()
-        let ledger = daemon.storagePath + "/.defaultsd-generations.plist"
+        let ledger = daemon.statePath + "/.defaultsd-generations.plist"
         let ledgerBefore = FileManager.default.contents(atPath: ledger)
 
         let count = 5_000

@@ -231,6 +231,7 @@ import Testing
     func everyFlagSetsItsKey() throws {
         let flags: [(flag: String, value: String, key: String)] = [
             ("--socket", "/tmp/flags/socket", "socket"), ("--storage-dir", "/tmp/flags/storage", "storageDirectory"),
+            ("--state-dir", "/tmp/flags/state", "stateDirectory"),
             ("--format", "binary", "fileFormat"), ("--coalesce-ms", "7", "coalesceMilliseconds"),
             ("--max-line-bytes", "2048", "maximumLineBytes"), ("--max-pending-reply-bytes", "65536", "maximumPendingReplyBytes"),
             ("--max-domain-bytes", "4096", "maximumDomainBytes"), ("--max-connections", "3", "maximumConnections"),
@@ -261,11 +262,12 @@ import Testing
         let lines = text.split(separator: "\n").map(String.init)
         #expect(lines.first == "# effective configuration of defaultsd; configuration file: \(config)")
         #expect(lines.contains(#"socket                         = "/run/user/4242/defaultsd/socket"  # default ($XDG_RUNTIME_DIR)"#))
-        #expect(lines.contains(#"storageDirectory               = "/home/picard/.config/defaultsd"  # default ($XDG_CONFIG_HOME)"#))
+        #expect(lines.contains(#"storageDirectory               = "/home/picard/.config"  # default ($XDG_CONFIG_HOME)"#))
+        #expect(lines.contains(#"stateDirectory                 = "/home/picard/.local/state/defaultsd"  # default ($HOME)"#))
         #expect(lines.contains(#"fileFormat                     = "binary"  # \#(config)"#))
         #expect(lines.contains("coalesceMilliseconds           = 7  # --coalesce-ms"))
         #expect(lines.contains(#"roaming.endpoints              = []  # default"#))
-        #expect(lines.count == 27)  // the header, the 16 keys and the 10 of the roaming section
+        #expect(lines.count == 28)  // the header, the 17 keys and the 10 of the roaming section
     }
 
     @Test func journaldLinesCarryTheirPriority() throws {

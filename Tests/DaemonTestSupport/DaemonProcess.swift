@@ -48,7 +48,7 @@ public final class DaemonProcess: @unchecked Sendable {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         home = directory + "/home"
         socketPath = defaultPaths ? home + "/run/defaultsd/socket" : directory + "/" + socketName
-        storagePath = defaultPaths ? home + "/.config/defaultsd" : directory + "/storage"
+        storagePath = defaultPaths ? home + "/.config" : directory + "/storage"
         self.usesDefaultPaths = defaultPaths
         self.arguments = arguments
         self.environment = environment
@@ -167,6 +167,10 @@ public final class DaemonProcess: @unchecked Sendable {
         guard let data = FileManager.default.contents(atPath: storagePath + "/" + name) else { return nil }
         return try PropertyListFile.decode(data)
     }
+
+    /// Where this daemon keeps its own files (ledger, journal, rejected edits): the state
+    /// directory beside the shared folder, the storage directory beside a folder of its own.
+    public var statePath: String { usesDefaultPaths ? home + "/.local/state/defaultsd" : storagePath }
 
     public func storageListing() -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: storagePath)) ?? []).sorted()

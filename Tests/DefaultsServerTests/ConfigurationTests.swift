@@ -73,8 +73,11 @@ import Testing
         #expect(DefaultPaths.socketPath(environment: ["XDG_RUNTIME_DIR": "/run/user/7"], uid: 7) == "/run/user/7/defaultsd/socket")
         #expect(DefaultPaths.socketPath(environment: [:], uid: 7) == "/tmp/defaultsd-7/socket")
         #expect(DefaultPaths.socketPath(environment: ["XDG_RUNTIME_DIR": "relative"], uid: 7) == "/tmp/defaultsd-7/socket")
-        #expect(DefaultPaths.storageDirectory(environment: ["XDG_CONFIG_HOME": "/c", "HOME": "/h"]) == "/c/defaultsd")
-        #expect(DefaultPaths.storageDirectory(environment: ["HOME": "/h"]) == "/h/.config/defaultsd")
+        #expect(DefaultPaths.storageDirectory(environment: ["XDG_CONFIG_HOME": "/c", "HOME": "/h"]) == "/c")
+        #expect(DefaultPaths.storageDirectory(environment: ["HOME": "/h"]) == "/h/.config", "Foundation's own folder")
+        #expect(DefaultPaths.storageDirectory(environment: ["HOME": "/h", "XDG_CONFIG_HOME": "/"]) == "/h/.config", "as Foundation: / alone is not taken")
+        #expect(DefaultPaths.stateDirectory(environment: ["HOME": "/h"]) == "/h/.local/state/defaultsd")
+        #expect(DefaultPaths.stateDirectory(environment: ["HOME": "/h", "XDG_STATE_HOME": "/s"]) == "/s/defaultsd")
         #expect(DefaultPaths.settingsBundleDirectories(environment: ["HOME": "/h"])
             == ["/usr/share/defaultsd/settings-bundles", "/h/.local/share/defaultsd/settings-bundles"])
     }

@@ -2,8 +2,23 @@ import FoundationEssentials
 
 /// Where things live when nobody says otherwise (XDG Base Directory conventions).
 public enum DefaultPaths {
+    /// Where domain files live: the folder where Foundation on Linux keeps `UserDefaults`
+    /// (`$XDG_CONFIG_HOME`, else `~/.config`), so that an unmodified program's preferences and
+    /// the daemon's are one database.
     public static func storageDirectory(environment: [String: String]) -> String {
+        xdg("XDG_CONFIG_HOME", else: ".config", environment)
+    }
+
+    /// The folder the daemon kept its domains in before it shared Foundation's; what is there is
+    /// moved once, at start.
+    public static func formerStorageDirectory(environment: [String: String]) -> String {
         xdg("XDG_CONFIG_HOME", else: ".config", environment) + "/defaultsd"
+    }
+
+    /// The daemon's own files (generation ledger, roaming journal, rejected hand edits), kept
+    /// out of the shared folder: `$XDG_STATE_HOME/defaultsd`, else `~/.local/state/defaultsd`.
+    public static func stateDirectory(environment: [String: String]) -> String {
+        xdg("XDG_STATE_HOME", else: ".local/state", environment) + "/defaultsd"
     }
 
     public static func settingsBundleDirectories(environment: [String: String]) -> [String] {
@@ -15,9 +30,10 @@ public enum DefaultPaths {
         [xdg("XDG_CONFIG_HOME", else: ".config", environment) + "/defaultsd/defaultsd.json", "/etc/defaultsd/defaultsd.json"]
     }
 
-    /// An XDG base directory: the variable when it holds an absolute path, else `$HOME/<fallback>`.
+    /// An XDG base directory: the variable when it holds an absolute path longer than `/` (the
+    /// rule Foundation's CoreFoundation applies), else `$HOME/<fallback>`.
     static func xdg(_ variable: String, else fallback: String, _ environment: [String: String]) -> String {
-        if let value = environment[variable], value.hasPrefix("/") { return value }
+        if let value = environment[variable], value.hasPrefix("/"), value.utf8.count > 1 { return value }
         let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? FileManager.default.homeDirectoryForCurrentUser.path
         return home + "/" + fallback
     }

@@ -58,6 +58,7 @@ public struct ConfigurationLoader: Sendable {
         var sources: [String: String] = [:]
         sources["socket"] = environment["XDG_RUNTIME_DIR"] != nil ? "default ($XDG_RUNTIME_DIR)" : "default (no $XDG_RUNTIME_DIR)"
         sources["storageDirectory"] = environment["XDG_CONFIG_HOME"] != nil ? "default ($XDG_CONFIG_HOME)" : "default ($HOME)"
+        sources["stateDirectory"] = environment["XDG_STATE_HOME"] != nil ? "default ($XDG_STATE_HOME)" : "default ($HOME)"
 
         let file = try chooseFile()
         if let file {

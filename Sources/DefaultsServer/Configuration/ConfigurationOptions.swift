@@ -31,7 +31,7 @@ extension ConfigurationOption {
             current: { .string($0.socketPath) }),
         ConfigurationOption(
             key: "storageDirectory", flag: "--storage-dir",
-            summary: "The directory holding one property-list file per domain. null: $XDG_CONFIG_HOME/defaultsd, else ~/.config/defaultsd.",
+            summary: "The directory holding one property-list file per domain. null: the folder Foundation's UserDefaults uses, $XDG_CONFIG_HOME, else ~/.config, shared with unmodified Swift programs.",
             expected: "an absolute path or null", needsRestart: true,
             apply: { value, configuration in
                 guard case .string(let path) = value, path.hasPrefix("/") else { return value == .null }
@@ -39,6 +39,16 @@ extension ConfigurationOption {
                 return true
             },
             current: { .string($0.storageDirectory) }),
+        ConfigurationOption(
+            key: "stateDirectory", flag: "--state-dir",
+            summary: "Where the daemon keeps its own files (generation ledger, roaming journal, rejected hand edits). null: $XDG_STATE_HOME/defaultsd (else ~/.local/state/defaultsd) beside the shared folder; the storage directory itself beside a folder of its own.",
+            expected: "an absolute path or null", needsRestart: true,
+            apply: { value, configuration in
+                guard case .string(let path) = value, path.hasPrefix("/") else { return value == .null }
+                configuration.stateDirectory = path
+                return true
+            },
+            current: { .string($0.effectiveStateDirectory) }),
         ConfigurationOption(
             key: "fileFormat", flag: "--format",
             summary: "The format domain files are written in: \"xml\" (as macOS; dates keep whole seconds) or \"binary\". Both are read.",

@@ -13,8 +13,28 @@ import NIOCore
 public struct DaemonConfiguration: Sendable {
     /// The Unix stream socket clients connect to.
     public var socketPath: String
-    /// The directory that holds one property-list file per domain.
+    /// The directory that holds one property-list file per domain: by default the folder
+    /// Foundation's `UserDefaults` uses (`$XDG_CONFIG_HOME`), shared with unmodified programs.
     public var storageDirectory: String
+    /// Where the daemon keeps its own files (generation ledger, roaming journal, rejected hand
+    /// edits); nil: ``defaultStateDirectory`` beside the shared folder, the storage directory
+    /// itself beside a folder of its own.
+    public var stateDirectory: String?
+    /// The shared folder, `$XDG_STATE_HOME/defaultsd`, and the former folder, as the
+    /// environment places them (empty when not known).
+    public var sharedStorageDirectory = ""
+    public var defaultStateDirectory = ""
+    public var formerStorageDirectory = ""
+
+    /// The state directory in force.
+    public var effectiveStateDirectory: String {
+        if let stateDirectory { return stateDirectory }
+        return storageDirectory == sharedStorageDirectory && !defaultStateDirectory.isEmpty ? defaultStateDirectory : storageDirectory
+    }
+
+    /// Whether domains live in the folder Foundation shares, so that the former folder's are
+    /// moved there at start.
+    public var usesSharedStorage: Bool { !sharedStorageDirectory.isEmpty && storageDirectory == sharedStorageDirectory }
     /// The format domain files are written in. Both formats are read.
     public var fileFormat: PropertyListFile.Format = .xml
     /// How long a domain stays quiet before its changes are written (a burst becomes one write).
@@ -63,6 +83,9 @@ public struct DaemonConfiguration: Sendable {
             socketPath: DefaultPaths.socketPath(environment: environment, uid: uid),
             storageDirectory: DefaultPaths.storageDirectory(environment: environment))
         configuration.settingsBundleDirectories = DefaultPaths.settingsBundleDirectories(environment: environment)
+        configuration.sharedStorageDirectory = configuration.storageDirectory
+        configuration.defaultStateDirectory = DefaultPaths.stateDirectory(environment: environment)
+        configuration.formerStorageDirectory = DefaultPaths.formerStorageDirectory(environment: environment)
         return configuration
     }
 }

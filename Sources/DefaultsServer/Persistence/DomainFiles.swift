@@ -19,11 +19,17 @@ struct DomainFiles: Sendable {
     /// What the ledger on disk holds, once this process has written it.
     let ledger: DurableLedger
 
+    /// Where the daemon keeps its own files: the generation ledger, the roaming journal and the
+    /// copies of rejected hand edits. Apart from `directory` when that is the folder Foundation
+    /// shares (`$XDG_STATE_HOME/defaultsd`), so that folder holds domain files only.
+    let stateDirectory: String
+
     init(
-        directory: String, format: PropertyListFile.Format, machineID: String? = nil,
+        directory: String, stateDirectory: String? = nil, format: PropertyListFile.Format, machineID: String? = nil,
         versions: KnownFileVersions = KnownFileVersions(), ledger: DurableLedger = DurableLedger()
     ) {
         self.directory = directory
+        self.stateDirectory = stateDirectory ?? directory
         self.format = format
         self.machineID = machineID
         self.versions = versions
@@ -67,6 +73,14 @@ struct DomainFiles: Sendable {
         guard access(directory, W_OK | X_OK) == 0 else {
             throw DefaultsError(.ioError, "storage directory \(directory) is not writable: \(String(cString: strerror(errno)))")
         }
+        if stateDirectory != directory, !SystemText.isDirectory(stateDirectory) {
+            do {
+                try FileManager.default.createDirectory(
+                    atPath: stateDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            } catch {
+                throw DefaultsError(.ioError, "cannot create state directory \(stateDirectory): \(SystemText.reason(error))")
+            }
+        }
         if machineID != nil { try prepareByHostDirectory() }
     }
 
@@ -82,7 +96,7 @@ struct DomainFiles: Sendable {
     /// Removes the temporary files a crash left behind; answers their names.
     @discardableResult
     func removeTemporaryFiles() -> [String] {
-        [directory, byHostDirectory].flatMap { folder in
+        Set([directory, byHostDirectory, stateDirectory]).sorted().flatMap { folder in
             let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
             return names.filter { $0.hasPrefix(DomainFiles.temporaryPrefix) && unlink(folder + "/" + $0) == 0 }
         }
@@ -103,6 +117,7 @@ struct DomainFiles: Sendable {
         case .parsed(let values, let version):
             versions.remember(version, of: domain)
             return .loaded(values)
+        case .beingWritten: return .loaded([:])
         case .unparseable, .unreadable: return try DomainFiles.load(atPath: path, now: now)
         }
     }
@@ -113,6 +128,11 @@ struct DomainFiles: Sendable {
         case parsed([String: PlistValue], FileVersion)
         case unparseable(reason: String, FileVersion)
         case unreadable(DefaultsError)
+        /// No bytes: a file being written in place. Foundation's `UserDefaults` truncates a
+        /// domain's file, then writes it, so an empty file is a write in progress (or one a
+        /// crash cut short), never a domain emptied: that is a missing file. It is read again
+        /// at the write's end (`IN_CLOSE_WRITE`).
+        case beingWritten(FileVersion)
     }
 
     /// Reads a domain's file and the version read, from one open descriptor, so the two match.
@@ -129,6 +149,7 @@ struct DomainFiles: Sendable {
             return .unreadable(DefaultsError(.ioError, "\(path) \(failure)"))
         case .success(let file):
             let version = FileVersion(file.status)
+            if file.data.isEmpty { return .beingWritten(version) }
             do {
                 return .parsed(try PropertyListFile.decode(file.data), version)
             } catch {
@@ -193,8 +214,7 @@ struct DomainFiles: Sendable {
         let path = target ?? link
         if versions.isWatched, let current = FileVersion(atPath: path), !versions.isKnown(current, of: domain) {
             guard versions.takeRejected(current, of: domain) else { return nil }
-            let aside = path + ".rejected-" + DomainFiles.stamp(now)
-            guard rename(path, aside) == 0 else { throw ioError("cannot keep the rejected \(path) as \(aside)") }
+            try keepRejected(path, now: now)
         }
         // An empty domain has no file, unless its file is a link: the link's target then holds
         // an empty dictionary, so that the link stays whole.
@@ -203,6 +223,16 @@ struct DomainFiles: Sendable {
             return StagedChange(path: path, action: .remove)
         }
         return try stage(try PropertyListFile.encode(values, format: format), at: path, as: domain)
+    }
+
+    /// Moves a hand edit the daemon refused out of the way of the domain's next write, to
+    /// `<state directory>/<file>.rejected-<time>`; beside the file when the state directory is on
+    /// another file system.
+    private func keepRejected(_ path: String, now: Date) throws(DefaultsError) {
+        let name = String(path.split(separator: "/").last ?? "") + ".rejected-" + DomainFiles.stamp(now)
+        if stateDirectory != directory, rename(path, stateDirectory + "/" + name) == 0 { return }
+        let aside = SystemText.parentDirectory(of: path) + "/" + name
+        guard rename(path, aside) == 0 else { throw ioError("cannot keep the rejected \(path) as \(aside)") }
     }
 
     /// The file a symbolic link at `path` leads to, all links resolved; nil when `path` is not a

@@ -21,7 +21,7 @@ struct GenerationLedger: Sendable {
 
     init(files: DomainFiles) { self.files = files }
 
-    var path: String { files.directory + "/" + GenerationLedger.fileName }
+    var path: String { files.stateDirectory + "/" + GenerationLedger.fileName }
 
     /// Reads the ledger; a missing or unreadable ledger is empty (generations then restart at the
     /// highest value seen, which clients treat as "changed").

@@ -3,7 +3,7 @@ import EtcdWire
 import EtcdGateway
 import FoundationEssentials
 
-/// The roaming link's file, `.defaultsd-roaming.plist` beside the domain files: the last
+/// The roaming link's file, `.defaultsd-roaming.plist` in the state directory: the last
 /// revision applied, the revision of each key this machine holds, and the queue of local
 /// changes not yet in etcd (keys only: their values are the domain files'). Written after the
 /// domain files it describes are durable, and at stop.
@@ -20,7 +20,7 @@ struct RoamingJournal: Sendable {
 
     let files: DomainFiles
 
-    var path: String { files.directory + "/" + RoamingJournal.fileName }
+    var path: String { files.stateDirectory + "/" + RoamingJournal.fileName }
 
     /// The journal kept for `prefix`; empty when there is none (first start), it was kept for
     /// another prefix, or it cannot be read (a full read of etcd then rebuilds it).

@@ -27,6 +27,8 @@ final class InstalledBundles: ChangesetCheck {
     private let scannerThread: NIOThreadPool
     private let logger: Logger
     private let registryPath: String
+    /// The registry of bundles registered with `registerBundle`, in the state directory.
+    static let registryFileName = ".defaultsd-bundles.plist"
     private var directories: [String]
     private var options: LoadOptions
     private(set) var validates: Bool
@@ -66,7 +68,7 @@ final class InstalledBundles: ChangesetCheck {
         self.settle = SettleTimer(eventLoop: eventLoop, delay: .milliseconds(100))
         self.scannerThread = scannerThread
         self.logger = logger
-        self.registryPath = configuration.storageDirectory + "/.defaultsd-bundles.plist"
+        self.registryPath = configuration.effectiveStateDirectory + "/" + InstalledBundles.registryFileName
         self.directories = configuration.settingsBundleDirectories
         self.validates = configuration.validateSettingsBundles
         let environment = ProcessInfo.processInfo.environment

@@ -91,6 +91,8 @@ final class DomainFileWatcher {
         case .unparseable(let reason, let version):
             guard !files.versions.isKnown(version, of: domain) else { return }
             reject(version, of: domain, path: path, reason: reason)
+        case .beingWritten:
+            logger.debug("domain file is empty, a write in place under way; read again when it ends", metadata: ["file": "\(path)"])
         case .unreadable(let error):
             logger.warning("domain file edited outside the daemon could not be read", metadata: [
                 "file": "\(path)", "error": "\(error.message)"])

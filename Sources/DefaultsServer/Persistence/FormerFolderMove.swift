@@ -1,0 +1,98 @@
+import DefaultsCore
+import FoundationEssentials
+import Glibc
+import Logging
+
+/// Moves what the folder defaultsd used before it shared Foundation's (`~/.config/defaultsd`)
+/// holds to where it lives now, once, at start: domain files (and its `ByHost` folder's) into
+/// the shared folder, the daemon's own files (generation ledger, roaming journal, rejected and
+/// corrupt copies) into the state directory. The configuration file stays where it is.
+///
+/// Every step is one `rename` within a file system, so a crash in the middle leaves each file
+/// in one place or the other, and the next start finishes the move. A domain that already has a
+/// file in the shared folder (a Foundation program wrote it meanwhile) keeps it; the former file
+/// is kept in the state directory as `<name>.before-sharing`: moved, never lost.
+///
+/// ```swift
+/// let moved = FormerFolderMove(former: "/home/ada/.config/defaultsd", shared: "/home/ada/.config",
+///                              state: "/home/ada/.local/state/defaultsd").run()
+/// ```
+struct FormerFolderMove {
+    let former: String
+    let shared: String
+    let state: String
+
+    /// One file moved: from where, to where, and why it did not go where its kind goes.
+    struct Move: Equatable {
+        var from: String
+        var to: String
+        var keptAside: Bool
+    }
+
+    /// Moves everything there is to move; answers what moved, and what could not.
+    func run() -> (moved: [Move], failed: [(path: String, reason: String)]) {
+        guard former != shared, SystemText.isDirectory(former) else { return ([], []) }
+        var moved: [Move] = []
+        var failed: [(path: String, reason: String)] = []
+        func move(_ from: String, to destination: String, asideAs aside: String) {
+            var status = stat()
+            let keptAside = lstat(destination, &status) == 0
+            let to = keptAside ? aside : destination
+            if keptAside && lstat(aside, &status) == 0 { return failed.append((from, "both \(destination) and \(aside) exist")) }
+            if rename(from, to) == 0 {
+                moved.append(Move(from: from, to: to, keptAside: keptAside))
+            } else {
+                failed.append((from, String(cString: strerror(errno))))
+            }
+        }
+        let byHost = DomainName.byHostFolder
+        if SystemText.isDirectory(former + "/" + byHost) {
+            let target = shared + "/" + byHost
+            if !SystemText.isDirectory(target) { mkdir(target, 0o700) }
+            for name in Self.names(in: former + "/" + byHost) where name.hasSuffix(".plist") {
+                move(former + "/" + byHost + "/" + name, to: target + "/" + name, asideAs: state + "/" + byHost + "-" + name + ".before-sharing")
+            }
+            rmdir(former + "/" + byHost)  // only when emptied
+        }
+        for name in Self.names(in: former) {
+            let path = former + "/" + name
+            if name.hasPrefix(DomainFiles.temporaryPrefix) {
+                unlink(path)
+            } else if name == GenerationLedger.fileName || name == RoamingJournal.fileName || name == InstalledBundles.registryFileName
+                || name.contains(".rejected-") || name.contains(".corrupt-")
+            {
+                move(path, to: state + "/" + name, asideAs: state + "/" + name + ".before-sharing")
+            } else if DomainName.fromFileName(name) != nil {
+                move(path, to: shared + "/" + name, asideAs: state + "/" + name + ".before-sharing")
+            }
+        }
+        rmdir(former)  // only when emptied: the configuration file usually stays
+        return (moved, failed)
+    }
+
+    private static func names(in folder: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
+    }
+
+    /// Runs the move and logs it: one line for what moved, one per file kept aside or left.
+    static func run(former: String, shared: String, state: String, logger: Logger) {
+        guard SystemText.isDirectory(former) else { return }
+        if !SystemText.isDirectory(state) {
+            try? FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        }
+        let result = FormerFolderMove(former: former, shared: shared, state: state).run()
+        if !result.moved.isEmpty {
+            logger.notice("moved the former folder's files to where they live now: domains into the folder Foundation's UserDefaults shares, the daemon's own into its state directory", metadata: [
+                "from": "\(former)", "files": "\(result.moved.map { String($0.from.dropFirst(former.utf8.count + 1)) }.joined(separator: ", "))",
+                "domains": "\(shared)", "state": "\(state)"])
+        }
+        for move in result.moved where move.keptAside {
+            logger.warning("a domain already had a file in the shared folder, which is kept; the former one is kept beside the daemon's state", metadata: [
+                "file": "\(move.from)", "keptAs": "\(move.to)"])
+        }
+        for failure in result.failed {
+            logger.error("a file of the former folder could not be moved; it stays where it is", metadata: [
+                "file": "\(failure.path)", "error": "\(failure.reason)"])
+        }
+    }
+}

@@ -1,0 +1,83 @@
+import DefaultsCore
+import DaemonTestSupport
+import Foundation
+import LineSocket
+import Testing
+
+/// A program that uses plain Foundation `UserDefaults` (FoundationDefaultsProbe: it imports
+/// Foundation and nothing else) and the daemon, in its default folder, share one database.
+@Suite struct FoundationSharingTests {
+    static let probe: String = {
+        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("FoundationDefaultsProbe").path
+        if FileManager.default.isExecutableFile(atPath: beside) { return beside }
+        return SharedData.repository.appendingPathComponent(".build/debug/FoundationDefaultsProbe").path
+    }()
+    static let domain = "com.example.foundation"
+
+    func probe(_ daemon: DaemonProcess, _ arguments: String...) throws -> String {
+        let run = try FinishedRun.run(Self.probe, arguments, environment: daemon.clientEnvironment)
+        return run.output.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    func defaults(_ daemon: DaemonProcess, _ arguments: String...) throws -> String {
+        try FinishedRun.run(DefaultsCommandTests.binary, arguments, environment: daemon.clientEnvironment).output
+    }
+
+    @Test("a Foundation program's set + synchronize reaches subscribers as a didChange from the file, and defaults reads it")
+    func aFoundationWriteIsShared() throws {
+        let daemon = try DaemonProcess(defaultPaths: true)
+        let subscriber = try daemon.connect()
+        #expect(try subscriber.request(#"{"op":"subscribe","domains":["\#(Self.domain)","FoundationDefaultsProbe"]}"#).hasPrefix(#"{"ok":true"#))
+
+        #expect(try probe(daemon, "set", Self.domain, "rank", "Captain") == "ok")
+        let event = try JSONParser.parse(try subscriber.readEvent(timeout: 2))
+        #expect(event["domain"] == .string(Self.domain))
+        #expect(event["changes"] == ["rank": "Captain"])
+        #expect(event["origin"] == ["source": "file"])
+        #expect(try defaults(daemon, "read", Self.domain, "rank") == "Captain\n")
+
+        // UserDefaults.standard: the domain Foundation names for the executable.
+        #expect(try probe(daemon, "set", "-", "warpFactor", "8") == "ok")
+        let standard = try JSONParser.parse(try subscriber.readEvent(timeout: 2))
+        #expect(standard["domain"] == "FoundationDefaultsProbe" && standard["changes"] == ["warpFactor": 8])
+        #expect(FileManager.default.fileExists(atPath: daemon.home + "/.config/FoundationDefaultsProbe.plist"))
+    }
+
+    @Test("the daemon's writes reach a new Foundation program at once, and a running one at its next synchronize")
+    func aDaemonWriteIsShared() throws {
+        let daemon = try DaemonProcess(defaultPaths: true)
+        // `defaults sync` waits until the daemon's write is on disk, where Foundation reads.
+        _ = try defaults(daemon, "write", Self.domain, "rank", "Admiral")
+        _ = try defaults(daemon, "sync")
+        #expect(try probe(daemon, "get", Self.domain, "rank") == "String Admiral")
+
+        let running = Process()
+        running.executableURL = URL(fileURLWithPath: Self.probe)
+        running.arguments = ["serve", Self.domain]
+        running.environment = daemon.clientEnvironment
+        let input = Pipe(), output = Pipe()
+        running.standardInput = input
+        running.standardOutput = output
+        try running.run()
+        defer { running.terminate() }
+        let lines = LineReader(output.fileHandleForReading)
+        func ask(_ command: String) -> String? {
+            input.fileHandleForWriting.write(Data((command + "\n").utf8))
+            return lines.next(timeout: 5)
+        }
+        #expect(ask("get rank") == "String Admiral")
+        _ = try defaults(daemon, "write", Self.domain, "rank", "Commodore")
+        _ = try defaults(daemon, "sync")
+        #expect(ask("get rank") == "String Admiral", "Foundation serves what it holds until it synchronizes")
+        #expect(ask("sync") == "ok")
+        #expect(ask("get rank") == "String Commodore")
+
+        // And the global domain, as Foundation reads it (.GlobalPreferences.plist).
+        _ = try defaults(daemon, "write", "-g", "AppleLanguages", "-array", "fr", "en")
+        _ = try defaults(daemon, "sync")
+        let languages = try probe(daemon, "get", Self.domain, "AppleLanguages")
+        #expect(languages.hasPrefix("Array"), "\(languages)")
+        #expect(FileManager.default.fileExists(atPath: daemon.home + "/.config/.GlobalPreferences.plist"))
+    }
+}
