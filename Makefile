@@ -85,6 +85,7 @@ bench: deps-bench
 	$(SWIFT) build $(RELEASE) --product defaults
 	$(SWIFT) build $(RELEASE) --product defaultsd-bench
 	$(SWIFT) build $(RELEASE) --product defaultsd-settings
+	$(SWIFT) build $(RELEASE) --product FoundationDefaultsProbe
 	cc -O2 -Wall -o .build/release/dconf-probe bench/dconf-probe.c $$(pkg-config --cflags --libs dconf)
 	$(SWIFT) build $(RELEASE) --product defaultsd-client-bench
 	.build/release/defaultsd-bench $(ARGS)

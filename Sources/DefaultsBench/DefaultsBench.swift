@@ -105,6 +105,9 @@ struct DefaultsBench: ParsableCommand {
         }
         ours.burstRewrites = try measureBurst(socket: directory + "/defaultsd.sock")
         let handEdits = try measureHandEdits(socket: directory + "/defaultsd.sock", storage: directory + "/storage")
+        let foundationProbe = here.appendingPathComponent("FoundationDefaultsProbe").path
+        let foundationWrites = FileManager.default.isExecutableFile(atPath: foundationProbe)
+            ? try measureFoundationWrites(socket: directory + "/defaultsd.sock", storage: directory + "/storage", probe: foundationProbe) : nil
         let loaded = Footprint(pid: server.process.processIdentifier)
 
         report.table(ours: ours, redis: theirs)
@@ -138,6 +141,12 @@ struct DefaultsBench: ParsableCommand {
         report.line("- `didChange` file rewrites for a \(burst)-set burst to one domain: **\(ours.burstRewrites)** (target ≤ 2)")
         report.line("- hand edit (a file renamed over the domain's) → `didChange` at a subscriber, \(handEdits.count) edits: "
             + "p50 **\(Report.milli(Report.percentile(handEdits, 0.5)))**, p99 \(Report.milli(Report.percentile(handEdits, 0.99))) (target p50 ≤ 20 ms)")
+        if let foundationWrites {
+            report.line("- a plain Foundation program's `set` + `synchronize()` → `didChange` at a subscriber, \(foundationWrites.count) writes: "
+                + "p50 **\(Report.milli(Report.percentile(foundationWrites, 0.5)))**, p99 \(Report.milli(Report.percentile(foundationWrites, 0.99))) (target p50 ≤ 50 ms)")
+        } else {
+            report.line("- FoundationDefaultsProbe not found beside this program: the Foundation write is not measured")
+        }
         report.line("- resident memory of defaultsd: **\(Footprint.mebi(idle.rss))** idle at start (target ≤ 10 MiB), "
             + "**\(Footprint.mebi(loaded.rss))** after the run (target ≤ 14 MiB)")
         if theirs == nil { report.line("- redis-server not found: install it (`apt-get install redis-server`) to measure the peer") }
@@ -261,6 +270,41 @@ struct DefaultsBench: ParsableCommand {
             _ = try client.readEvent()
             samples.append(LineSocket.now() - start)
             // The daemon writes the domain back; the next edit starts after that.
+            try client.request(JSON.requestLine(.synchronize))
+        }
+        return samples
+    }
+
+    /// A program that uses plain Foundation `UserDefaults` (FoundationDefaultsProbe), in the
+    /// folder it shares with the daemon: from its `set` + `synchronize()` to the `didChange` at a
+    /// subscriber. Foundation writes in place and reads back what it wrote, inside the clock.
+    func measureFoundationWrites(socket: String, storage: String, probe: String, count: Int = 200) throws -> [Double] {
+        let client = try LineSocket(path: socket)
+        let domain = "com.bench.foundation"
+        try client.request(JSON.requestLine(.subscribe, ["domains": [.string(domain)]]))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: probe)
+        process.arguments = ["serve", domain]
+        process.environment = ["XDG_CONFIG_HOME": storage, "HOME": storage, "PATH": "/usr/bin:/bin"]
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        defer { process.terminate() }
+        func answer() -> String {
+            var line: [UInt8] = []
+            var byte: UInt8 = 0
+            while read(output.fileHandleForReading.fileDescriptor, &byte, 1) == 1, byte != 10 { line.append(byte) }
+            return String(decoding: line, as: UTF8.self)
+        }
+        var samples: [Double] = []
+        for i in 1...count {
+            let start = LineSocket.now()
+            input.fileHandleForWriting.write(Data("set k \(i)\n".utf8))
+            _ = try client.readEvent()
+            samples.append(LineSocket.now() - start)
+            guard answer() == "ok" else { throw CocoaError(.fileWriteUnknown) }
+            // The daemon writes the domain back; the next write starts after that.
             try client.request(JSON.requestLine(.synchronize))
         }
         return samples
