@@ -121,9 +121,25 @@ async function render() {
   }
   if (token !== renderToken) return;  // a newer render started while this one waited
   const focus = rememberFocus();
+  keepFields(content);
   view.replaceChildren(content);
   restoreFocus(focus);
   document.body.dataset.rendered = String(Date.now());
+}
+
+// A setting's field (`…-input`) already on the page stays the same element when the new view
+// holds it unchanged, or when the person is typing in it: a re-render never swaps a field out
+// from under someone (or from under a script that holds it). Its handlers read only the event's
+// target, so the kept element still stands for the same setting; fields that other code holds
+// by reference (the new-key form) are always the fresh ones.
+function keepFields(content) {
+  for (const fresh of content.querySelectorAll("input[id$='-input']")) {
+    const old = document.getElementById(fresh.id);
+    if (!old || !view.contains(old) || old.tagName !== fresh.tagName || old.type !== fresh.type) continue;
+    const typing = old === document.activeElement && old.dataset.dirty === "true";
+    const same = old.value === fresh.value && old.checked === fresh.checked && old.disabled === fresh.disabled;
+    if (typing || same) fresh.replaceWith(old);
+  }
 }
 
 // A live update re-renders the view; a field the person is typing in keeps its text and focus.
