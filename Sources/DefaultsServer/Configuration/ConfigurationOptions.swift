@@ -19,26 +19,14 @@ public struct ConfigurationOption: Sendable {
 extension ConfigurationOption {
     /// Every key of the configuration file, in the order `--print-config` shows them.
     public static let all: [ConfigurationOption] = [
-        ConfigurationOption(
-            key: "socket", flag: "--socket",
-            summary: "The Unix socket clients connect to. null: $XDG_RUNTIME_DIR/defaultsd/socket, else /tmp/defaultsd-<uid>/socket. Ignored under socket activation.",
-            expected: "an absolute path or null", needsRestart: true,
-            apply: { value, configuration in
-                guard case .string(let path) = value, path.hasPrefix("/") else { return value == .null }
-                configuration.socketPath = path
-                return true
-            },
-            current: { .string($0.socketPath) }),
-        ConfigurationOption(
-            key: "storageDirectory", flag: "--storage-dir",
-            summary: "The directory holding one property-list file per domain. null: the folder Foundation's UserDefaults uses, $XDG_CONFIG_HOME, else ~/.config, shared with unmodified Swift programs.",
-            expected: "an absolute path or null", needsRestart: true,
-            apply: { value, configuration in
-                guard case .string(let path) = value, path.hasPrefix("/") else { return value == .null }
-                configuration.storageDirectory = path
-                return true
-            },
-            current: { .string($0.storageDirectory) }),
+        absolutePath(
+            "socket", flag: "--socket",
+            "The Unix socket clients connect to. null: $XDG_RUNTIME_DIR/defaultsd/socket, else /tmp/defaultsd-<uid>/socket. Ignored under socket activation.",
+            \.socketPath),
+        absolutePath(
+            "storageDirectory", flag: "--storage-dir",
+            "The directory holding one property-list file per domain. null: the folder Foundation's UserDefaults uses, $XDG_CONFIG_HOME, else ~/.config, shared with unmodified Swift programs.",
+            \.storageDirectory),
         ConfigurationOption(
             key: "stateDirectory", flag: "--state-dir",
             summary: "Where the daemon keeps its own files (generation ledger, roaming journal, rejected hand edits). null: $XDG_STATE_HOME/defaultsd (else ~/.local/state/defaultsd) beside the shared folder; the storage directory itself beside a folder of its own.",
@@ -199,6 +187,20 @@ extension ConfigurationOption {
     ] + roaming
 
     public static func named(_ key: String) -> ConfigurationOption? { all.first { $0.key == key } }
+
+    /// A folder or file of the daemon's, as an absolute path; null keeps the default.
+    private static func absolutePath(
+        _ key: String, flag: String, _ summary: String, _ field: WritableKeyPath<DaemonConfiguration, String> & Sendable
+    ) -> ConfigurationOption {
+        ConfigurationOption(
+            key: key, flag: flag, summary: summary, expected: "an absolute path or null", needsRestart: true,
+            apply: { value, configuration in
+                guard case .string(let path) = value, path.hasPrefix("/") else { return value == .null }
+                configuration[keyPath: field] = path
+                return true
+            },
+            current: { .string($0[keyPath: field]) })
+    }
 
     /// An optional text of the roaming section (the etcd user, the PEM files' paths), shown as it is.
     private static func optionalText(
