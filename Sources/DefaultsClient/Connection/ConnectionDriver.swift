@@ -200,7 +200,9 @@ final class ConnectionDriver: @unchecked Sendable {
                     return channel
                 }
             }
-            .flatMap { channel in channel.setOption(ChannelOptions.autoRead, value: true).map { channel } }
+            .flatMap { (channel: any Channel) -> EventLoopFuture<any Channel> in
+                channel.setOption(ChannelOptions.autoRead, value: true).map { @Sendable () -> any Channel in channel }
+            }
             .whenComplete { [self] result in
                 switch result {
                 case .success(let channel): connected(channel)
