@@ -1,7 +1,6 @@
 import DefaultsCore
 import FoundationEssentials
 import Glibc
-import NIOConcurrencyHelpers
 
 /// The file that keeps every domain's generation across restarts (`.defaultsd-generations.plist`).
 ///
@@ -75,15 +74,31 @@ struct GenerationLedger: Sendable {
     }
 }
 
-/// The ledger this process last made durable: nil until its first write. Written by the writer
-/// thread, which alone writes the ledger; the lock makes that a checked fact for any reader.
-final class DurableLedger: Sendable {
-    private let box = NIOLockedValueBox<[DomainName: Int64]?>(nil)
+/// The ledger this process last made durable: nil until its first write. Owned by the writer
+/// thread, the only one that writes the ledger (`DurableWriter.write` runs there alone): the
+/// first thread to touch it becomes its owner, and any other traps, in release builds too.
+final class DurableLedger: @unchecked Sendable {
+    // @unchecked Sendable: shared by reference with the event loop's `DomainFiles`, but every
+    // access checks that it runs on the owning thread, so no two threads ever touch `value`.
+    private var owner: pthread_t?
+    private var value: [DomainName: Int64]?
 
     init() {}
 
     var durable: [DomainName: Int64]? {
-        get { box.withLockedValue { $0 } }
-        set { box.withLockedValue { $0 = newValue } }
+        get {
+            checkOwner()
+            return value
+        }
+        set {
+            checkOwner()
+            value = newValue
+        }
+    }
+
+    private func checkOwner() {
+        let current = pthread_self()
+        guard let owner else { return owner = current }
+        precondition(pthread_equal(owner, current) != 0, "the durable ledger is the writer thread's; another thread touched it")
     }
 }
