@@ -113,4 +113,12 @@ import Testing
         #expect(OldStyleText.plain(true) == "1")
         #expect(OldStyleText.plain(.data(Data([1, 2, 3, 4]))) == "{length = 4, bytes = 0x01020304}")
     }
+
+    @Test("defaults watch prints data as read does, unquoted")
+    func watchPrintsDataAsReadDoes() throws {
+        #expect(OldStyleText.describe(.data(Data([1, 2, 3, 4]))) == "{length = 4, bytes = 0x01020304}")
+        let line = #"{"event":"didChange","domain":"com.example.a","generation":2,"changes":{"blob":{"$data":"AQIDBA=="}},"origin":{"source":"file"}}"#
+        let text = try Command.describeEvent(line, at: Date(timeIntervalSince1970: 0))
+        #expect(text.hasSuffix(" com.example.a blob = {length = 4, bytes = 0x01020304}  (file)\n"), "\(text)")
+    }
 }

@@ -36,6 +36,8 @@ public enum OldStyleText {
             text += elements.map { inner + element($0, level: level + 1) }.joined(separator: ",\n")
             if !elements.isEmpty { text += "\n" }
             return text + indent + ")"
+        case .data(let d):
+            return data(d)  // never quoted, as `read` prints it
         default:
             return quoted(plain(value))
         }
