@@ -86,6 +86,12 @@ public final class SettingsServer: Sendable {
         }
     }
 
+    /// Whether `run` failed because another program holds the port.
+    public static func portIsTaken(_ error: any Error) -> Bool {
+        if let failure = error as? IOError { return failure.errnoCode == EADDRINUSE }
+        return "\(error)".contains("Address already in use")
+    }
+
     /// The address with the token, once the port is known.
     func address(port: Int) -> String { "http://127.0.0.1:\(port)/?token=\(token)" }
 

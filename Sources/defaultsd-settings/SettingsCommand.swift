@@ -37,9 +37,16 @@ struct SettingsCommand: AsyncParsableCommand {
                 socketPath: socket ?? DefaultPaths.clientSocketPath(environment: environment, uid: getuid()),
                 addressFile: DefaultPaths.settingsAddressFile(environment: environment, uid: getuid()),
                 launchFile: DefaultPaths.settingsLaunchFile(environment: environment, uid: getuid())))
-        try await server.run { address in
-            // One write, unbuffered: a script or test reading the address gets it at once.
-            _ = FileDescriptorIO.write(address + "\n", to: STDOUT_FILENO)
+        do {
+            try await server.run { address in
+                // One write, unbuffered: a script or test reading the address gets it at once.
+                _ = FileDescriptorIO.write(address + "\n", to: STDOUT_FILENO)
+            }
+        } catch where SettingsServer.portIsTaken(error) {
+            FileDescriptorIO.write(
+                "defaultsd-settings: port \(port) is in use by another program (another Settings app?); --port 0 takes any free port\n",
+                to: STDERR_FILENO)
+            throw ExitCode(69)  // EX_UNAVAILABLE
         }
     }
 }
