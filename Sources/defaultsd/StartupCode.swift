@@ -7,7 +7,7 @@ import Glibc
 /// kernel also maps the cached pages around every page touched ("fault-around", 64 KiB), so a
 /// start-up that runs a little code in each of the linked libraries leaves most of the
 /// executable's code resident, several MiB, for a daemon that then idles all day (PERFORMANCE.md,
-/// "Resident memory"). Dropping those mappings once the daemon is ready leaves only what it goes
+/// "Where the memory goes"). Dropping those mappings once the daemon is ready leaves only what it goes
 /// on to use; the pages stay in the page cache, and a page needed again comes back by a minor
 /// fault.
 ///
