@@ -333,35 +333,3 @@ import Testing
         for word in ["read-type", "write", "domains", "watch"] { #expect(result.out.contains(word), "\(shell): \(word)") }
     }
 }
-
-/// Reads lines from a pipe with a deadline.
-final class LineReader: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var buffer = ""
-
-    init(_ handle: FileHandle) {
-        handle.readabilityHandler = { [weak self] handle in
-            let chunk = handle.availableData
-            guard let self else { return }
-            if chunk.isEmpty { handle.readabilityHandler = nil }
-            self.condition.lock()
-            self.buffer += String(decoding: chunk, as: UTF8.self)
-            self.condition.broadcast()
-            self.condition.unlock()
-        }
-    }
-
-    func next(timeout: Double) -> String? {
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        condition.lock()
-        defer { condition.unlock() }
-        while true {
-            if let newline = buffer.firstIndex(of: "\n") {
-                let line = String(buffer[..<newline])
-                buffer.removeSubrange(...newline)
-                return line
-            }
-            if !condition.wait(until: deadline) { return nil }
-        }
-    }
-}
