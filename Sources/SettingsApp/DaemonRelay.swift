@@ -60,6 +60,8 @@ final class DaemonRelay: Service, Sendable {
                     channel.close()
                 }
                 current.withLockedValue { $0 = nil }
+                // At stop the relay closed the connection itself: nothing to report.
+                if Task.isCancelled || Task.isShuttingDownGracefully { return }
                 hub.send(.daemon(reachable: false))
                 logger.notice("the connection to defaultsd closed; reconnecting")
                 reportedDown = true

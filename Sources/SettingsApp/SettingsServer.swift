@@ -125,8 +125,9 @@ public final class SettingsServer: Sendable {
                 if let file = server.configuration.addressFile { try server.writePrivateFile(file, address + "\n") }
                 if let file = server.configuration.launchFile { try server.writePrivateFile(file, server.launchPage(port: port)) }
                 ready(address)
-                try await gracefulShutdown()
-                group.cancelAll()
+                // Each application shuts down by itself when the service group does (graceful
+                // shutdown reaches the child tasks), so a stop logs no error.
+                try await group.waitForAll()
             }
         }
     }
