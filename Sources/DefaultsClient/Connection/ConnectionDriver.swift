@@ -9,7 +9,9 @@ import NIOPosix
 /// matches each response to its request by position.
 ///
 /// Owner: `eventLoop`. Every stored property is touched on that thread only (`kick` and
-/// `shutdown` just schedule work there), which is what makes the `@unchecked Sendable` sound.
+/// `shutdown` just schedule work there), which is what makes the `@unchecked Sendable` sound;
+/// every way in (the outbox, connecting, the channel's answers, events and close) checks it, in
+/// release builds too.
 ///
 /// On every (re)connection it says `hello`, subscribes to every domain it knows, asks for each
 /// one's Settings bundle layer (`bundleDefaults`) and `get`s it (the cache diffs and notifies what
@@ -178,6 +180,7 @@ final class ConnectionDriver: @unchecked Sendable {
     // MARK: - Connecting
 
     private func connect() {
+        eventLoop.preconditionInEventLoop()
         phase = .connecting
         do throws(DefaultsError) {
             try SocketTrust.checkDirectory(ofSocket: configuration.socketPath)
@@ -212,6 +215,7 @@ final class ConnectionDriver: @unchecked Sendable {
     }
 
     private func connected(_ channel: Channel) {
+        eventLoop.preconditionInEventLoop()
         guard case .connecting = phase else {
             channel.close(promise: nil)
             return
@@ -231,6 +235,7 @@ final class ConnectionDriver: @unchecked Sendable {
     }
 
     private func failedToConnect(_ error: Error) {
+        eventLoop.preconditionInEventLoop()
         guard case .connecting = phase else { return }
         failuresInARow += 1
         let reason = "cannot connect to \(configuration.socketPath): \(error)"
@@ -242,6 +247,7 @@ final class ConnectionDriver: @unchecked Sendable {
 
     /// The channel closed (any reason).
     func closed(_ channel: Channel) {
+        eventLoop.preconditionInEventLoop()
         eventLoop.preconditionInEventLoop()
         guard case .connected(let current) = phase, current === channel else { return }
         logger.notice("the connection to defaultsd closed; reconnecting")
@@ -290,6 +296,7 @@ final class ConnectionDriver: @unchecked Sendable {
     // MARK: - Incoming
 
     func received(_ message: DaemonMessage, on channel: Channel) {
+        eventLoop.preconditionInEventLoop()
         eventLoop.preconditionInEventLoop()
         guard case .connected(let current) = phase, current === channel else { return }
         switch message {
