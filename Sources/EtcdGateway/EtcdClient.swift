@@ -5,6 +5,7 @@ import FoundationEssentials
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
+import NIOExtras
 import NIOHTTP1
 import NIOSSL
 
@@ -137,25 +138,24 @@ public final class EtcdClient: Sendable {
             ]
         ]
         let response = try await send("/v3/watch", body, streaming: true)
-        // The gateway writes one JSON message per line; a line longer than the limit is malformed.
-        var pending = ByteBuffer()
+        // The gateway writes one JSON message per line, cut by NIOExtras' LineBasedFrameDecoder
+        // (the framing the client library's connection uses); a line longer than the limit is
+        // malformed.
+        let framer = NIOSingleStepByteToMessageProcessor(LineBasedFrameDecoder(), maximumBufferSize: configuration.maximumMessageBytes)
         for try await part in response.body {
-            pending.writeImmutableBuffer(part)
-            while let newline = pending.readableBytesView.firstIndex(of: UInt8(ascii: "\n")) {
-                let length = newline - pending.readerIndex
-                let line = pending.readBytes(length: length)!
-                pending.moveReaderIndex(forwardBy: 1)
-                guard !line.isEmpty else { continue }
+            var lines: [ByteBuffer] = []
+            do {
+                try framer.process(buffer: part) { lines.append($0) }
+            } catch {
+                throw EtcdError.malformed("a watch line longer than \(configuration.maximumMessageBytes) bytes")
+            }
+            for line in lines where line.readableBytes > 0 {
                 let json: JSON
-                do { json = try JSONParser.parse(line) } catch { throw EtcdError.malformed("a watch line that is not JSON") }
+                do { json = try JSONParser.parse(Array(line.readableBytesView)) } catch { throw EtcdError.malformed("a watch line that is not JSON") }
                 let message = try GatewayJSON.watchMessage(json)
                 try await receive(message)
                 if message.canceled { return }
             }
-            guard pending.readableBytes <= configuration.maximumMessageBytes else {
-                throw EtcdError.malformed("a watch line longer than \(configuration.maximumMessageBytes) bytes")
-            }
-            pending.discardReadBytes()
         }
     }
 

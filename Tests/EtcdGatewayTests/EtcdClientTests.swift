@@ -1,0 +1,90 @@
+import DefaultsCore
+import EtcdGateway
+import EtcdWire
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import Testing
+
+/// EtcdClient against a canned gateway: a SwiftNIO HTTP/1.1 server on loopback that answers each
+/// path with bytes the test chose, as etcd's gateway would (or as a broken one might).
+@Suite struct EtcdClientTests {
+    /// Answers every request for a path with that path's body, written in the given chunks.
+    final class CannedGateway: ChannelInboundHandler, @unchecked Sendable {
+        // @unchecked Sendable: one instance per connection, used on its channel's loop only.
+        typealias InboundIn = HTTPServerRequestPart
+        typealias OutboundOut = HTTPServerResponsePart
+        let answers: [String: [String]]
+        private var path = ""
+
+        init(answers: [String: [String]]) { self.answers = answers }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            switch unwrapInboundIn(data) {
+            case .head(let head): path = head.uri
+            case .body: break
+            case .end:
+                let chunks = answers[path] ?? []
+                var head = HTTPResponseHead(version: .http1_1, status: answers[path] == nil ? .notFound : .ok)
+                head.headers.add(name: "Content-Type", value: "application/json")
+                head.headers.add(name: "Transfer-Encoding", value: "chunked")
+                context.write(wrapOutboundOut(.head(head)), promise: nil)
+                for chunk in chunks {
+                    context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: chunk)))), promise: nil)
+                }
+                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            }
+        }
+    }
+
+    static func serve(_ answers: [String: [String]], on group: EventLoopGroup) async throws -> Channel {
+        try await ServerBootstrap(group: group)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+                    try channel.pipeline.syncOperations.addHandler(CannedGateway(answers: answers))
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0).get()
+    }
+
+    static let message = #"{"result":{"header":{"revision":"10"},"events":[{"kv":{"key":"a2V5","mod_revision":"10","value":"dHJ1ZQ=="}}]}}"#
+
+    @Test("watch lines are cut whatever the chunks: a line split across chunks, two in one, a \\r before the newline")
+    func watchLinesAreCutByTheOneFramer() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let split = Self.message.index(Self.message.startIndex, offsetBy: 20)
+        let server = try await Self.serve(
+            ["/v3/watch": [String(Self.message[..<split]), String(Self.message[split...]) + "\r\n" + Self.message + "\n\n", Self.message + "\n"]],
+            on: group)
+        let client = try EtcdClient(
+            configuration: .init(endpoints: ["http://127.0.0.1:\(server.localAddress!.port!)"]), eventLoopGroup: group)
+        let received = NIOLockedValueBox<[EtcdWatchMessage]>([])
+        try await client.watch(prefix: "/p/", from: 1) { message in received.withLockedValue { $0.append(message) } }
+        #expect(received.withLockedValue { $0 }.map(\.revision) == [10, 10, 10])
+        #expect(received.withLockedValue { $0 }.first?.events.first?.keyValue == EtcdKeyValue(key: "key", value: "true", modRevision: 10))
+        try await client.shutdown()
+        try await server.close()
+        try await group.shutdownGracefully()
+    }
+
+    @Test("a watch line longer than the limit is malformed, after the messages before it")
+    func aLineOverTheLimitIsMalformed() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let server = try await Self.serve(
+            ["/v3/watch": [Self.message + "\n", String(repeating: "x", count: 3_000), String(repeating: "x", count: 3_000) + "\n"]],
+            on: group)
+        var configuration = EtcdClient.Configuration(endpoints: ["http://127.0.0.1:\(server.localAddress!.port!)"])
+        configuration.maximumMessageBytes = 4_096
+        let client = try EtcdClient(configuration: configuration, eventLoopGroup: group)
+        let received = NIOLockedValueBox<[EtcdWatchMessage]>([])
+        await #expect(throws: EtcdError.malformed("a watch line longer than 4096 bytes")) {
+            try await client.watch(prefix: "/p/", from: 1) { message in received.withLockedValue { $0.append(message) } }
+        }
+        #expect(received.withLockedValue { $0 }.count == 1)
+        try await client.shutdown()
+        try await server.close()
+        try await group.shutdownGracefully()
+    }
+}
