@@ -5,8 +5,9 @@ import Darwin
 #endif
 
 /// The protocol's framing, one rule for the daemon's framer and the blocking `LineSocket`: a line
-/// ends at `\n`, and a `\r` just before it is not part of the line. (The client library uses
-/// NIOExtras' `LineBasedFrameDecoder`, which cuts by the same rule.)
+/// ends at `\n`, and a `\r` just before it is not part of the line. (The client library's
+/// connection and the etcd watch use NIOExtras' `LineBasedFrameDecoder`, which cuts by the same
+/// rule.)
 ///
 /// ```swift
 /// bytes.withUnsafeBytes { raw in LineFraming.newline(in: raw, from: 0) }   // index of the first "\n"
