@@ -224,6 +224,9 @@ let package = Package(
             dependencies: [
                 "SettingsApp", "SettingsBundles", "DefaultsClient", "DefaultsCore", "LineSocket", "DaemonTestSupport", "WebDriver",
                 "ValueSyntaxCases",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 "defaultsd", "defaultsd-settings", "defaults",
             ]
         ),

@@ -179,7 +179,36 @@ public final class SettingsServer: Sendable {
         let base = Router(context: BasicWebSocketRequestContext.self)
         base.add(middleware: guardMiddleware)
         // Every address of the app lies under the session's prefix (``SessionKeys``).
-        let router = base.group(RouterPath(keys.prefix))
+        addRoutes(to: base.group(RouterPath(keys.prefix)))
+
+        let live = Router(context: BasicWebSocketRequestContext.self)
+        live.add(middleware: guardMiddleware)
+        live.ws(RouterPath(keys.prefix + "/live")) { inbound, outbound, _ in
+            let (notices, leave) = self.hub.join()
+            defer { leave() }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for try await _ in inbound {}  // the page sends nothing; its end ends this
+                }
+                group.addTask {
+                    for await notice in notices { try await outbound.write(.text(notice.text)) }
+                }
+                try await group.next()
+                group.cancelAll()
+            }
+        }
+
+        return Application(
+            router: base,
+            server: .http1WebSocketUpgrade(webSocketRouter: live),
+            configuration: .init(address: .hostname(host, port: port), serverName: nil),
+            onServerRunning: { channel in onRunning(channel.localAddress?.port ?? port) },
+            logger: logger)
+    }
+
+    /// The page, its assets and the JSON API, added to `router` (the guarded group under the
+    /// session's prefix in `application`; a bare router in the route tests).
+    func addRoutes(to router: RouterGroup<BasicWebSocketRequestContext>) {
         let api = SettingsAPI(relay: relay)
 
         let page = self.page
@@ -227,30 +256,6 @@ public final class SettingsServer: Sendable {
         router.post("/api/domains/{domain}/keys/delete") { request, context in
             try await Self.change(request) { try await api.deletePlain(try context.parameters.require("domain"), body: $0) }
         }
-
-        let live = Router(context: BasicWebSocketRequestContext.self)
-        live.add(middleware: guardMiddleware)
-        live.ws(RouterPath(keys.prefix + "/live")) { inbound, outbound, _ in
-            let (notices, leave) = self.hub.join()
-            defer { leave() }
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    for try await _ in inbound {}  // the page sends nothing; its end ends this
-                }
-                group.addTask {
-                    for await notice in notices { try await outbound.write(.text(notice.text)) }
-                }
-                try await group.next()
-                group.cancelAll()
-            }
-        }
-
-        return Application(
-            router: base,
-            server: .http1WebSocketUpgrade(webSocketRouter: live),
-            configuration: .init(address: .hostname(host, port: port), serverName: nil),
-            onServerRunning: { channel in onRunning(channel.localAddress?.port ?? port) },
-            logger: logger)
     }
 
     // MARK: Responses
