@@ -204,6 +204,15 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
+        // LineSocket against a canned SwiftNIO server on a Unix socket.
+        .testTarget(
+            name: "LineSocketTests",
+            dependencies: [
+                "LineSocket", "DefaultsCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
         // EtcdClient against a canned gateway (a SwiftNIO HTTP server on loopback).
         .testTarget(
             name: "EtcdGatewayTests",
