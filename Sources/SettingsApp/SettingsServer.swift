@@ -67,8 +67,11 @@ public final class SettingsServer: Sendable {
 
     /// Serves until SIGTERM or SIGINT. `ready` gets the address with the token once every
     /// listener is bound (and the address file is written).
+    /// Throws ``AlreadyRunning`` when the address file names an instance that still answers:
+    /// the file belongs to that one, and is neither replaced nor removed.
     public func run(ready: @escaping @Sendable (String) -> Void) async throws {
         guard let first = configuration.hosts.first else { return }
+        if let file = configuration.addressFile, let running = Self.runningInstance(addressFile: file) { throw running }
         let (port, portContinuation) = AsyncStream.makeStream(of: Int.self)
         let primary = application(host: first, port: configuration.port) { port in
             portContinuation.yield(port)
@@ -80,10 +83,44 @@ public final class SettingsServer: Sendable {
                 services: [.init(service: relay), .init(service: primary), .init(service: others)],
                 gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
-        if let file = configuration.addressFile {
+        // Removed only while they are still this instance's own.
+        let bound = boundPort.withLockedValue { $0 }
+        if let file = configuration.addressFile, Self.contents(of: file) == address(port: bound) + "\n" {
             unlink(file)
-            if let launch = configuration.launchFile { unlink(launch) }
+            if let launch = configuration.launchFile, Self.contents(of: launch) == launchPage(port: bound) { unlink(launch) }
         }
+    }
+
+    /// Another instance of the Settings app serves this user: its address file is there and its
+    /// port answers.
+    public struct AlreadyRunning: Error, CustomStringConvertible {
+        public let port: Int
+        public let addressFile: String
+        public var description: String { "the Settings app is already running on port \(port); its address is in \(addressFile)" }
+    }
+
+    /// The instance the address file names, when its port still accepts a connection; nil for
+    /// no file, or a file left by one that is gone (which this instance then replaces).
+    static func runningInstance(addressFile: String) -> AlreadyRunning? {
+        guard let text = contents(of: addressFile), let parts = URLComponents(string: text.trimmingCharacters(in: .whitespacesAndNewlines)),
+            let port = parts.port, (1...65535).contains(port)
+        else { return nil }
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        return connected == 0 ? AlreadyRunning(port: port, addressFile: addressFile) : nil
+    }
+
+    private static func contents(of path: String) -> String? {
+        guard case .success(let file) = RegularFile.read(atPath: path, maximumBytes: 64 << 10) else { return nil }
+        return String(decoding: file.data, as: UTF8.self)
     }
 
     /// Whether `run` failed because another program holds the port.

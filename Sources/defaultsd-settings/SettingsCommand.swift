@@ -42,6 +42,9 @@ struct SettingsCommand: AsyncParsableCommand {
                 // One write, unbuffered: a script or test reading the address gets it at once.
                 _ = FileDescriptorIO.write(address + "\n", to: STDOUT_FILENO)
             }
+        } catch let running as SettingsServer.AlreadyRunning {
+            FileDescriptorIO.write("defaultsd-settings: \(running)\n", to: STDERR_FILENO)
+            throw ExitCode(69)  // EX_UNAVAILABLE
         } catch where SettingsServer.portIsTaken(error) {
             FileDescriptorIO.write(
                 "defaultsd-settings: port \(port) is in use by another program (another Settings app?); --port 0 takes any free port\n",
