@@ -2,7 +2,6 @@ import DefaultsCore
 import FoundationEssentials
 import Glibc
 import Logging
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 
@@ -12,18 +11,24 @@ import NIOPosix
 ///
 /// ```swift
 /// let daemon = DefaultsDaemon(configuration: .standard(environment: ProcessInfo.processInfo.environment), logger: logger)
-/// try await daemon.start()
+/// let listening = try await daemon.start()
 /// // ... until SIGTERM
-/// await daemon.stop()
+/// await daemon.stop(listening)
 /// ```
 public final class DefaultsDaemon: Sendable {
+    /// The listening socket `start` opened, owned by whoever started the daemon (the service's
+    /// `run`) and handed back to `stop`.
+    public struct Listening: Sendable {
+        let channel: Channel
+        /// True when the socket was passed in (socket activation): it is not ours to remove.
+        let adopted: Bool
+    }
+
     /// The configuration it started with: the socket, storage and format, which only a restart
     /// changes. What a reload changes lives with the loop (`ServerContext.configuration`).
     private let configuration: DaemonConfiguration
     private let logger: Logger
     private let manager: ServiceManagerLink
-    /// True when the listening socket was passed in (socket activation): it is not ours to remove.
-    private let adopted = NIOLockedValueBox(false)
     private let group: MultiThreadedEventLoopGroup
     private let writer: NIOThreadPool
     /// Reads Settings bundles off the event loop.
@@ -33,7 +38,6 @@ public final class DefaultsDaemon: Sendable {
     /// The state-owning loop, and the state every connection shares, reachable only on that loop.
     private let loop: EventLoop
     private let state: NIOLoopBoundBox<ServerContext>
-    private let listener = NIOLockedValueBox<Channel?>(nil)
     /// The link to the etcd cluster when roaming is configured, or why it could not be made
     /// (a certificate that does not load), which `start` reports.
     private let roamingLink: Result<RoamingLink, Error>?
@@ -98,7 +102,7 @@ public final class DefaultsDaemon: Sendable {
 
     /// Checks the storage directory and starts listening, on `listeningSocket` when one was passed
     /// in (socket activation), else on the configured path. Throws a readable error if either fails.
-    public func start(listeningSocket: Int32? = nil) async throws {
+    public func start(listeningSocket: Int32? = nil) async throws -> Listening {
         writer.start()
         scanner.start()
         try files.prepare()
@@ -130,7 +134,6 @@ public final class DefaultsDaemon: Sendable {
         let channel: Channel
         if let listeningSocket {
             channel = try await bootstrap.withBoundSocket(listeningSocket).get()
-            adopted.withLockedValue { $0 = true }
             logger.info("defaultsd \(ProtocolVersion.serverVersion) listening on a socket passed by the service manager",
                         metadata: ["storage": "\(configuration.storageDirectory)"])
         } else {
@@ -144,13 +147,21 @@ public final class DefaultsDaemon: Sendable {
                 "defaultsd \(ProtocolVersion.serverVersion) listening",
                 metadata: ["socket": "\(configuration.socketPath)", "storage": "\(configuration.storageDirectory)"])
         }
-        listener.withLockedValue { $0 = channel }
-        if let link = try roamingLink?.get() { await link.start() }
-        let manager = self.manager
-        try await loop.submit {
-            manager.ready(status: state.value.statusLine)
-            state.value.startReporting(to: manager)
-        }.get()
+        let listening = Listening(channel: channel, adopted: listeningSocket != nil)
+        do {
+            if let link = try roamingLink?.get() { await link.start() }
+            let manager = self.manager
+            try await loop.submit {
+                manager.ready(status: state.value.statusLine)
+                state.value.startReporting(to: manager)
+            }.get()
+        } catch {
+            // Not started after all: the socket goes, and `stop(nil)` does the rest.
+            try? await channel.close()
+            if !listening.adopted { unlink(configuration.socketPath) }
+            throw error
+        }
+        return listening
     }
 
     /// Applies a new configuration: what can change at run time changes now; the rest is
@@ -192,13 +203,13 @@ public final class DefaultsDaemon: Sendable {
         }.get()
     }
 
-    /// Stops accepting, refuses new writes, makes every accepted write durable, then closes.
-    public func stop() async {
+    /// Stops accepting (`listening`, nil when `start` did not finish), refuses new writes, makes
+    /// every accepted write durable, then closes.
+    public func stop(_ listening: Listening?) async {
         manager.stopping()
         let state = self.state
         let loop = self.loop
-        let listening = listener.withLockedValue { $0 }
-        try? await listening?.close()
+        try? await listening?.channel.close()
         if case .success(let link)? = roamingLink { await link.stop() }
         do {
             try await loop.flatSubmit {
@@ -217,7 +228,7 @@ public final class DefaultsDaemon: Sendable {
             return Array(server.channels.values)
         }.get()) ?? []
         for channel in channels { try? await channel.close() }
-        if listening != nil && !adopted.withLockedValue({ $0 }) { unlink(configuration.socketPath) }
+        if let listening, !listening.adopted { unlink(configuration.socketPath) }
         try? await scanner.shutdownGracefully()
         try? await writer.shutdownGracefully()
         try? await group.shutdownGracefully()

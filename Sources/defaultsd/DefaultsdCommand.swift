@@ -130,10 +130,11 @@ struct DaemonService: Service, CustomStringConvertible {
 
     func run() async throws {
         let hangups = await UnixSignalsSequence(trapping: .sighup)
+        let listening: DefaultsDaemon.Listening
         do {
-            try await daemon.start(listeningSocket: listeningSocket)
+            listening = try await daemon.start(listeningSocket: listeningSocket)
         } catch {
-            await daemon.stop()
+            await daemon.stop(nil)
             throw error
         }
         await withTaskGroup(of: Void.self) { group in
@@ -152,7 +153,7 @@ struct DaemonService: Service, CustomStringConvertible {
             await group.next()
             group.cancelAll()
         }
-        await daemon.stop()
+        await daemon.stop(listening)
     }
 
     /// Re-reads the configuration; a configuration that does not load leaves the old one in force.
