@@ -41,11 +41,13 @@ async function post(path, body) {
 }
 
 // Sends a change, keeps the answer's message (or clears it) under `errorId`, and renders again:
-// the view then shows what the daemon stored, the new value or the old one back.
+// the view then shows what the daemon stored, the new value or the old one back. True when the
+// change was taken.
 async function change(path, body, errorId) {
   const message = await post(path, body);
   if (message) rowErrors.set(errorId, message); else rowErrors.delete(errorId);
   await render();
+  return !message;
 }
 
 // ---------------------------------------------------------------- elements
@@ -128,17 +130,18 @@ async function render() {
 }
 
 // A setting's field (`…-input`) already on the page stays the same element when the new view
-// holds it unchanged, or when the person is typing in it: a re-render never swaps a field out
-// from under someone (or from under a script that holds it). Its handlers read only the event's
-// target, so the kept element still stands for the same setting; fields that other code holds
-// by reference (the new-key form) are always the fresh ones.
+// holds it unchanged, or when the person is typing in it, and the fields of a key being added
+// always stay: a re-render never swaps a field out from under someone (or from under a script
+// that holds it), nor empties a form being filled in. The handlers read only the event's target
+// or the fields by id, so a kept element still stands for the same thing.
 function keepFields(content) {
-  for (const fresh of content.querySelectorAll("input[id$='-input']")) {
+  for (const fresh of content.querySelectorAll("input[id$='-input'], .add-key [id]")) {
     const old = document.getElementById(fresh.id);
     if (!old || !view.contains(old) || old.tagName !== fresh.tagName || old.type !== fresh.type) continue;
     const typing = old === document.activeElement && old.dataset.dirty === "true";
     const same = old.value === fresh.value && old.checked === fresh.checked && old.disabled === fresh.disabled;
-    if (typing || same) fresh.replaceWith(old);
+    const draft = fresh.closest(".add-key") !== null;
+    if (typing || same || draft) fresh.replaceWith(old);
   }
 }
 
@@ -390,8 +393,15 @@ async function renderPlain(domain) {
   const keyField = element("input", { id: "new-key", placeholder: "Key", required: true, "aria-label": "New key" });
   const typeField = element("select", { id: "new-type", "aria-label": "Type" }, data.types.map((type) => element("option", { value: type }, type)));
   const valueField = element("input", { id: "new-value", placeholder: "Value", "aria-label": "Value" });
-  const form = element("form", { class: "add-key", onsubmit: (event) => { event.preventDefault(); set(keyField.value, typeField.value, valueField.value); } },
-    keyField, typeField, valueField, element("button", { class: "add", type: "submit" }, "Add"));
+  // The fields are read by id when the form is sent: a re-render keeps the ones being filled in.
+  const form = element("form", { class: "add-key", onsubmit: async (event) => {
+    event.preventDefault();
+    const field = (id) => document.getElementById(id);
+    if (await set(field("new-key").value, field("new-type").value, field("new-value").value)) {
+      field("new-key").value = "";
+      field("new-value").value = "";
+    }
+  } }, keyField, typeField, valueField, element("button", { class: "add", type: "submit" }, "Add"));
 
   return element("div", { class: "plain", "data-domain": domain },
     group("Keys", null, rows.length ? rows : [element("div", { class: "row disabled" }, element("span", { class: "title" }, "No keys"))]),
