@@ -53,7 +53,14 @@ import Testing
     /// A read-only file system mounted for the test, as a home-manager link into `/nix/store`
     /// meets one; root only, so that file modes cannot stand in for it.
     struct ReadOnlyStore {
-        static let canMount = getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/mount")
+        /// Whether this machine lets the tests mount one: root, and allowed to mount (a container
+        /// without the capability is not), found by mounting and unmounting one.
+        static let canMount: Bool = {
+            guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/mount") else { return false }
+            guard let probe = try? ReadOnlyStore(files: [:]) else { return false }
+            probe.remove()
+            return true
+        }()
         let path: String
 
         /// Mounts a small tmpfs holding `files`, then makes it read-only.
