@@ -124,20 +124,29 @@ public final class EtcdClient: Sendable {
         return try GatewayJSON.transactionResult(try await post("/v3/kv/txn", body))
     }
 
-    /// Watches every key under `prefix` from `revision` on, handing each message of the stream
-    /// to `receive` in order. Returns when the stream ends and throws when it breaks; the
-    /// caller starts again from the revision after the last one it applied. A compacted start
-    /// revision arrives as a message with `compactRevision` set and `canceled`.
+    /// The members' client URLs, in the configured order; a member is named by its index here.
+    public var endpoints: [String] { configuration.endpoints }
+
+    /// Watches every key under `prefix` from `revision` on, through one member, handing each
+    /// message of the stream to `receive` in order. Returns when the stream ends and throws when
+    /// it breaks; the caller starts again from the revision after the last one it applied. A
+    /// compacted start revision arrives as a message with `compactRevision` set and `canceled`.
+    ///
+    /// The watch requires a leader (etcd's `hasleader` metadata): a member that loses its leader,
+    /// on the minority side of a partition, ends the stream with a "no leader" refusal instead of
+    /// going silent. It asks for progress notifications too, which carry the cluster's revision
+    /// on a quiet stream when the cluster sends them. A member that freezes sends nothing at all;
+    /// the caller's own check of the members finds that (``status(ofMember:)``).
     public func watch(
-        prefix: String, from revision: Int64, receive: @Sendable (EtcdWatchMessage) async throws -> Void
+        prefix: String, from revision: Int64, member: Int, receive: @Sendable (EtcdWatchMessage) async throws -> Void
     ) async throws {
         let body: JSON = [
             "create_request": [
                 "key": GatewayJSON.base64(prefix), "range_end": GatewayJSON.prefixEnd(prefix),
-                "start_revision": .string(String(revision)),
+                "start_revision": .string(String(revision)), "progress_notify": true,
             ]
         ]
-        let response = try await send("/v3/watch", body, streaming: true)
+        let response = try await send("/v3/watch", body, streaming: true, members: [member])
         // The gateway writes one JSON message per line, cut by NIOExtras' LineBasedFrameDecoder
         // (the framing the client library's connection uses); a line longer than the limit is
         // malformed.
@@ -159,13 +168,36 @@ public final class EtcdClient: Sendable {
         }
     }
 
+    /// What one member says of itself, asked of that member only, within
+    /// ``Configuration/requestTimeout``: a frozen member is a timeout, not a wait.
+    public func status(ofMember member: Int) async throws(EtcdError) -> EtcdMemberStatus {
+        do {
+            return try GatewayJSON.memberStatus(try await post("/v3/maintenance/status", [:], members: [member]))
+        } catch .unreachable(let reason) {
+            // One member was asked: its reason, without the "endpoint: " that names it in a list.
+            throw .unreachable(reason.hasPrefix(configuration.endpoints[member] + ": ")
+                ? String(reason.dropFirst(configuration.endpoints[member].count + 2)) : reason)
+        }
+    }
+
+    /// The revision of the latest write to a key under `prefix` (0: no key), by a linearizable
+    /// read of one key from one member: what a watch of the prefix has delivered once it is current.
+    public func latestWrite(prefix: String, member: Int) async throws(EtcdError) -> Int64 {
+        let body: JSON = [
+            "key": GatewayJSON.base64(prefix), "range_end": GatewayJSON.prefixEnd(prefix), "limit": "1",
+            "sort_order": "DESCEND", "sort_target": "MOD", "keys_only": true,
+        ]
+        return try GatewayJSON.rangePage(try await post("/v3/kv/range", body, members: [member])).keyValues.first?.modRevision ?? 0
+    }
+
     // MARK: - Members in turn
 
-    /// Posts to the preferred member, then to the others in turn, and returns the answer's JSON.
-    private func post(_ path: String, _ body: JSON) async throws(EtcdError) -> JSON {
+    /// Posts to the given members in turn (by default the preferred one, then the others), and
+    /// returns the answer's JSON.
+    private func post(_ path: String, _ body: JSON, members: [Int]? = nil) async throws(EtcdError) -> JSON {
         let response: HTTPClientResponse
         do {
-            response = try await send(path, body, streaming: false)
+            response = try await send(path, body, streaming: false, members: members)
         } catch let error as EtcdError {
             throw error
         } catch {
@@ -182,29 +214,35 @@ public final class EtcdClient: Sendable {
         do { return try JSONParser.parse(Array(bytes.readableBytesView)) } catch { throw .malformed("a body that is not JSON") }
     }
 
-    /// Sends to one member after another until one answers with success or a definite refusal.
-    /// Each attempt has ``Configuration/requestTimeout``; a stream (the watch) has no deadline.
-    private func send(_ path: String, _ body: JSON, streaming: Bool) async throws -> HTTPClientResponse {
+    /// Sends to one member after another until one answers with success or a definite refusal:
+    /// the given members, or else the preferred one and then the others in turn. Each attempt
+    /// has ``Configuration/requestTimeout``; a stream (the watch) has no deadline.
+    private func send(_ path: String, _ body: JSON, streaming: Bool, members: [Int]? = nil) async throws -> HTTPClientResponse {
         let endpoints = configuration.endpoints
         let first = preferred.withLockedValue { $0 }
+        let order = members ?? endpoints.indices.map { (first + $0) % endpoints.count }
         var lastProblem = "no endpoint"
         var askedForNewToken = false
         var attempt = 0
-        while attempt < endpoints.count {
-            let index = (first + attempt) % endpoints.count
+        while attempt < order.count {
+            let index = order[attempt]
             let endpoint = endpoints[index]
             do {
                 var request = HTTPClientRequest(url: endpoint + path)
                 request.method = .POST
                 request.headers.add(name: "Content-Type", value: "application/json")
                 if let token = try await currentToken(endpoint: endpoint) { request.headers.add(name: "Authorization", value: token) }
+                // etcd's `hasleader` metadata, which the gateway takes from this header: a member
+                // without a leader ends the stream instead of serving history that has stopped.
+                // Requests go without it, so that a status still describes a leaderless member.
+                if streaming { request.headers.add(name: "Grpc-Metadata-hasleader", value: "true") }
                 var writer = JSONWriter(capacity: 256)
                 writer.json(body)
                 request.body = .bytes(ByteBuffer(bytes: writer.bytes))
                 let deadline: NIODeadline = streaming ? .distantFuture : .now() + configuration.requestTimeout
                 let response = try await http.execute(request, deadline: deadline, logger: logger)
                 if response.status == .ok {
-                    preferred.withLockedValue { $0 = index }
+                    if members == nil { preferred.withLockedValue { $0 = index } }
                     return response
                 }
                 let refusal = try await Self.refusal(of: response)
@@ -224,6 +262,10 @@ public final class EtcdClient: Sendable {
             } catch let error as EtcdError {
                 if case .refused = error { throw error }
                 lastProblem = "\(endpoint): \(error)"
+            } catch let error as HTTPClientError where error == .deadlineExceeded {
+                lastProblem = "\(endpoint): no answer within \(configuration.requestTimeout.nanoseconds / 1_000_000) ms"
+            } catch let error as HTTPClientError where error == .connectTimeout {
+                lastProblem = "\(endpoint): no connection within \(configuration.connectTimeout.nanoseconds / 1_000_000) ms"
             } catch {
                 lastProblem = "\(endpoint): \(error)"
             }

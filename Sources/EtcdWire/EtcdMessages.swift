@@ -83,6 +83,27 @@ public struct EtcdRange: Sendable, Hashable {
     }
 }
 
+/// What one member says of itself (`/v3/maintenance/status`): how far it has applied the
+/// cluster's history and which leader it follows. A member cut off from the others keeps
+/// answering this, with no leader once its election timeout passes and a revision that stops.
+public struct EtcdMemberStatus: Sendable, Hashable {
+    /// The member's own ID, as etcd prints it (hexadecimal).
+    public var memberID: String
+    /// The leader's ID, or nil when the member has none.
+    public var leader: String?
+    /// The cluster's revision as this member has applied it.
+    public var revision: Int64
+    /// The member's own problems, e.g. "etcdserver: no leader".
+    public var errors: [String]
+
+    public init(memberID: String, leader: String?, revision: Int64, errors: [String] = []) {
+        self.memberID = memberID
+        self.leader = leader
+        self.revision = revision
+        self.errors = errors
+    }
+}
+
 /// Why a request to etcd did not give an answer.
 public enum EtcdError: Error, Sendable, Hashable, CustomStringConvertible {
     /// No endpoint answered: the cluster is not reachable from here.
@@ -209,6 +230,23 @@ package enum GatewayJSON {
         }
         // The next page starts right after the last key: that key with a zero byte appended.
         return (keyValues, revision, .string((lastKey + [0]).base64EncodedString()))
+    }
+
+    /// A member's status answer. IDs arrive as decimal strings and are kept in etcd's own
+    /// hexadecimal form; a missing or zero leader means the member has none.
+    package static func memberStatus(_ json: JSON) throws(EtcdError) -> EtcdMemberStatus {
+        guard let header = json["header"] else { throw .malformed("a status answer without a header") }
+        func id(_ json: JSON?) -> String? {
+            guard case .string(let text)? = json, let value = UInt64(text), value != 0 else { return nil }
+            return String(value, radix: 16)
+        }
+        let errors = array(json["errors"]).compactMap { error -> String? in
+            if case .string(let text) = error { return text }
+            return nil
+        }
+        return EtcdMemberStatus(
+            memberID: id(header["member_id"]) ?? "?", leader: id(json["leader"]), revision: try revision(header["revision"]),
+            errors: errors)
     }
 
     /// The gateway's error body, `{"error":"...","code":N,"message":"..."}`.

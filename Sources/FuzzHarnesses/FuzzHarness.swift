@@ -67,7 +67,7 @@ public enum FuzzHarness: String, CaseIterable, Sendable {
     }
 
     /// An answer of etcd's gateway, read as each request's answer: a range page, a
-    /// transaction's result, a watch line, an error body. Whatever is accepted holds only
+    /// transaction's result, a watch line, a member's status, an error body. Whatever is accepted holds only
     /// revisions etcd can have sent.
     private static func etcdGateway(_ bytes: [UInt8]) {
         guard let json = try? JSONParser.parse(bytes) else { return }
@@ -81,6 +81,9 @@ public enum FuzzHarness: String, CaseIterable, Sendable {
         if let message = try? GatewayJSON.watchMessage(json) {
             precondition(possible.contains(message.revision) && message.events.allSatisfy { possible.contains($0.keyValue.modRevision) })
             precondition(message.compactRevision.map { $0 > 0 && possible.contains($0) } ?? true)
+        }
+        if let status = try? GatewayJSON.memberStatus(json) {
+            precondition(possible.contains(status.revision) && status.leader != "0")
         }
         _ = GatewayJSON.refusal(json)
     }

@@ -61,7 +61,7 @@ import Testing
         let client = try EtcdClient(
             configuration: .init(endpoints: ["http://127.0.0.1:\(server.localAddress!.port!)"]), eventLoopGroup: group)
         let received = NIOLockedValueBox<[EtcdWatchMessage]>([])
-        try await client.watch(prefix: "/p/", from: 1) { message in received.withLockedValue { $0.append(message) } }
+        try await client.watch(prefix: "/p/", from: 1, member: 0) { message in received.withLockedValue { $0.append(message) } }
         #expect(received.withLockedValue { $0 }.map(\.revision) == [10, 10, 10])
         #expect(received.withLockedValue { $0 }.first?.events.first?.keyValue == EtcdKeyValue(key: "key", value: "true", modRevision: 10))
         try await client.shutdown()
@@ -80,11 +80,38 @@ import Testing
         let client = try EtcdClient(configuration: configuration, eventLoopGroup: group)
         let received = NIOLockedValueBox<[EtcdWatchMessage]>([])
         await #expect(throws: EtcdError.malformed("a watch line longer than 4096 bytes")) {
-            try await client.watch(prefix: "/p/", from: 1) { message in received.withLockedValue { $0.append(message) } }
+            try await client.watch(prefix: "/p/", from: 1, member: 0) { message in received.withLockedValue { $0.append(message) } }
         }
         #expect(received.withLockedValue { $0 }.count == 1)
         try await client.shutdown()
         try await server.close()
+        try await group.shutdownGracefully()
+    }
+
+    @Test("a member's status: its leader in etcd's hex form, or none with the member's own error; a silent member is unreachable by its own reason")
+    func memberStatus() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let withLeader = #"{"header":{"member_id":"185828541645115251","revision":"7"},"leader":"185828541645115251"}"#
+        let noLeader = #"{"header":{"member_id":"185828541645115251","revision":"3"},"errors":["etcdserver: no leader"]}"#
+        let first = try await Self.serve(["/v3/maintenance/status": [withLeader]], on: group)
+        let second = try await Self.serve(["/v3/maintenance/status": [noLeader]], on: group)
+        let closed = try await Self.serve([:], on: group)
+        let closedPort = closed.localAddress!.port!
+        try await closed.close()
+        let client = try EtcdClient(
+            configuration: .init(endpoints: [first, second].map { "http://127.0.0.1:\($0.localAddress!.port!)" } + ["http://127.0.0.1:\(closedPort)"]),
+            eventLoopGroup: group)
+        #expect(try await client.status(ofMember: 0) == EtcdMemberStatus(memberID: "2943212f5e2cf73", leader: "2943212f5e2cf73", revision: 7))
+        #expect(try await client.status(ofMember: 1) == EtcdMemberStatus(memberID: "2943212f5e2cf73", leader: nil, revision: 3, errors: ["etcdserver: no leader"]))
+        do {
+            _ = try await client.status(ofMember: 2)
+            Issue.record("a closed port answered")
+        } catch {
+            guard case .unreachable(let reason) = error else { Issue.record("\(error)"); return }
+            #expect(!reason.hasPrefix("http://"), "the reason names no endpoint: \(reason)")
+        }
+        try await client.shutdown()
+        for server in [first, second] { try await server.close() }
         try await group.shutdownGracefully()
     }
 }
