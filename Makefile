@@ -21,10 +21,11 @@ BUILD_PACKAGES :=
 #  chromium, chromium-driver: the Settings app's tests drive a real headless browser over WebDriver.
 #  etcd-server, etcd-client: the roaming tests run a 3-member etcd cluster on loopback (etcdctl inspects it);
 #  openssl makes the certificates of the roaming test over TLS.
-TEST_PACKAGES  := $(BUILD_PACKAGES) systemd socat util-linux chromium chromium-driver etcd-server etcd-client openssl
+#  iproute2: the partition tests put members and daemons in network namespaces (`ip netns`, as root).
+TEST_PACKAGES  := $(BUILD_PACKAGES) systemd socat util-linux chromium chromium-driver etcd-server etcd-client openssl iproute2
 #  dconf-service, dconf-cli, libdconf-dev, dbus, pkg-config: dconf, the Linux peer, measured in the same run
 #  (bench/dconf-probe.c is built against libdconf); hyperfine times the command-line tools.
-BENCH_PACKAGES := $(BUILD_PACKAGES) chromium chromium-driver etcd-server etcd-client socat redis-server util-linux dconf-service dconf-cli libdconf-dev dbus pkg-config hyperfine gcc
+BENCH_PACKAGES := $(BUILD_PACKAGES) chromium chromium-driver etcd-server etcd-client iproute2 socat redis-server util-linux dconf-service dconf-cli libdconf-dev dbus pkg-config hyperfine gcc
 
 # Release builds (bench, install) link the Swift runtime into each binary. They keep Swift's
 # run-time exclusivity checks: a daemon that holds a user's data prefers a clean trap to undefined

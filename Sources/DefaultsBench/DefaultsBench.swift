@@ -187,6 +187,10 @@ struct DefaultsBench: ParsableCommand {
         report.line("- roaming, A's `set` → `didChange` at B's subscriber through a 3-member etcd cluster on loopback, \(roaming.latencies.count) changes: "
             + "p50 **\(Report.milli(Report.percentile(roaming.latencies, 0.5)))**, p99 \(Report.milli(Report.percentile(roaming.latencies, 0.99))) (target p50 ≤ 10 ms)")
         report.line("- roaming, etcd transactions for a \(roaming.burst)-set burst on A (50 keys): **\(roaming.burstTransactions)** (target ≤ 20)")
+        report.line("- roaming, the member B watches through frozen (SIGSTOP), \(roaming.staleDetections.count) times: B finds the watch stale after "
+            + "p50 **\(Report.seconds(Report.percentile(roaming.staleDetections, 0.5)))**, max \(Report.seconds(roaming.staleDetections.max() ?? 0)); "
+            + "A's change made at the freeze reaches B after p50 **\(Report.seconds(Report.percentile(roaming.staleDeliveries, 0.5)))**, "
+            + "max \(Report.seconds(roaming.staleDeliveries.max() ?? 0)) (bound ≤ 10 s)")
     }
 
     // MARK: - defaultsd
@@ -525,6 +529,7 @@ struct Report {
 
     static func micro(_ seconds: Double) -> String { String(format: "%.1f µs", seconds * 1e6) }
     static func milli(_ seconds: Double) -> String { String(format: "%.2f ms", seconds * 1e3) }
+    static func seconds(_ seconds: Double) -> String { String(format: "%.2f s", seconds) }
 
     mutating func table(ours: Results, redis: Results?) {
         line("")

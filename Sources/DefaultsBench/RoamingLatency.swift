@@ -5,7 +5,9 @@ import LineSocket
 
 /// Roaming across two machines: two daemons (A and B, each with its own storage) on one 3-member
 /// etcd cluster on loopback, as the roaming tests run them. Measures a `set` on A → the
-/// `didChange` at B's subscriber, and how many etcd transactions a burst of sets on A becomes.
+/// `didChange` at B's subscriber, how many etcd transactions a burst of sets on A becomes, and
+/// how long B takes to notice that the member its watch runs through froze (SIGSTOP) and to
+/// receive A's change through another member.
 enum RoamingLatency {
     static let domain = "com.bench.roaming"
 
@@ -13,6 +15,10 @@ enum RoamingLatency {
         var latencies: [Double]
         var burst: Int
         var burstTransactions: Int64
+        /// For each freeze of B's watched member: seconds until B's `stats` showed the watch
+        /// stale or moved, and until A's change made meanwhile reached B's subscriber.
+        var staleDetections: [Double]
+        var staleDeliveries: [Double]
     }
 
     /// Nil when etcd is not installed.
@@ -61,7 +67,55 @@ enum RoamingLatency {
             guard Date() < deadline else { throw LineSocket.Failure(description: "B never received the burst") }
             _ = try? b.readEvent(timeout: 0.5)
         }
-        return Results(latencies: latencies, burst: burst, burstTransactions: try transactions(a) - before)
+        let burstTransactions = try transactions(a) - before
+
+        var detections: [Double] = []
+        var deliveries: [Double] = []
+        for trial in 0..<staleTrials {
+            guard case .string(let watched)? = try roaming(b)["watching"], let member = cluster.endpoints.firstIndex(of: watched) else {
+                throw LineSocket.Failure(description: "B watches through no member")
+            }
+            cluster.freeze(member)
+            defer { cluster.thaw(member) }
+            let frozen = LineSocket.now()
+            _ = try a.request(JSON.requestLine(.set, ["domain": .string(domain), "key": "frozen", "value": .integer(Int64(trial))]))
+            var detected: Double?
+            var delivered: Double?
+            while delivered == nil || detected == nil {
+                guard LineSocket.now() - frozen < 30 else { throw LineSocket.Failure(description: "B never noticed the frozen member") }
+                if detected == nil {
+                    let state = try roaming(b)
+                    if state["stale"] != .null || state["watching"] != .string(watched) { detected = LineSocket.now() - frozen }
+                }
+                if delivered == nil, let line = try? b.readEvent(timeout: 0.01),
+                    (try JSONParser.parse(line))["changes"]?["frozen"] == .integer(Int64(trial))
+                {
+                    delivered = LineSocket.now() - frozen
+                }
+            }
+            detections.append(detected!)
+            deliveries.append(delivered!)
+            cluster.thaw(member)
+            // The next trial starts from a settled cluster: every member answering B's check again.
+            let settled = Date().addingTimeInterval(30)
+            while Date() < settled {
+                if case .array(let members)? = try roaming(b)["members"], members.allSatisfy({ $0["answers"] == true }),
+                    try roaming(b)["state"] == "online"
+                {
+                    break
+                }
+                Thread.sleep(forTimeInterval: 0.1)
+            }
+        }
+        return Results(
+            latencies: latencies, burst: burst, burstTransactions: burstTransactions, staleDetections: detections, staleDeliveries: deliveries)
+    }
+
+    /// How many times the member B watches through is frozen.
+    static let staleTrials = 5
+
+    private static func roaming(_ client: LineSocket) throws -> JSON {
+        try JSONParser.parse(try client.request(JSON.requestLine(.stats)))["roaming"] ?? .null
     }
 
     private static func transactions(_ client: LineSocket) throws -> Int64 {

@@ -28,6 +28,8 @@ public final class DaemonProcess: @unchecked Sendable {
     /// The private home of this daemon and of the processes a test starts beside it.
     public let home: String
     private let usesDefaultPaths: Bool
+    /// The namespace of a ``TestNetwork`` host the daemon runs in, if any.
+    public let networkNamespace: String?
     /// What the daemon's environment was made from (the test runner's own, unless a test says otherwise).
     public let inheritedEnvironment: [String: String]
     public private(set) var process: Process
@@ -41,8 +43,9 @@ public final class DaemonProcess: @unchecked Sendable {
     public init(
         arguments: [String] = [], environment: [String: String] = [:], reusing other: DaemonProcess? = nil,
         socketName: String = "socket", inheriting: [String: String] = ProcessInfo.processInfo.environment,
-        defaultPaths: Bool = false
+        defaultPaths: Bool = false, networkNamespace: String? = nil
     ) throws {
+        self.networkNamespace = networkNamespace
         directory = other?.directory ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("defaultsd-test-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -68,7 +71,6 @@ public final class DaemonProcess: @unchecked Sendable {
     /// it is listening.
     private func launch() throws {
         process = Process()
-        process.executableURL = URL(fileURLWithPath: DaemonProcess.binary)
         // The machine's managed preferences (/etc/defaultsd/managed) are replaced by an empty
         // private directory, unless the test gives one.
         let managed = usesDefaultPaths || arguments.contains("--managed-dir") ? [] : ["--managed-dir", directory + "/managed"]
@@ -78,8 +80,11 @@ public final class DaemonProcess: @unchecked Sendable {
             try (DaemonProcess.machineID + "\n").write(toFile: directory + "/machine-id", atomically: true, encoding: .utf8)
             machineID = ["--machine-id-file", directory + "/machine-id"]
         }
-        process.arguments = (usesDefaultPaths ? [] : ["--socket", socketPath, "--storage-dir", storagePath]) + managed + machineID
-            + arguments
+        let command = [DaemonProcess.binary] + (usesDefaultPaths ? [] : ["--socket", socketPath, "--storage-dir", storagePath])
+            + managed + machineID + arguments
+        let placed = networkNamespace.map { TestNetwork.inside($0, command) } ?? command
+        process.executableURL = URL(fileURLWithPath: placed[0])
+        process.arguments = Array(placed.dropFirst())
         process.environment = TestEnvironment.isolated(home: home, inheriting: inheritedEnvironment).merging(environment) { $1 }
         let stderr = Pipe()
         process.standardError = stderr

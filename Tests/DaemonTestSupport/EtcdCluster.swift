@@ -1,8 +1,11 @@
 import Foundation
 
-/// A real etcd cluster on loopback for the roaming tests and the benchmark: `size` members with
-/// distinct client and peer ports, each with a private data directory under `directory`, each
-/// stopped by its PID. Members can be killed and started again on their data.
+/// A real etcd cluster for the roaming tests and the benchmark: `size` members with distinct
+/// client and peer ports, each with a private data directory under `directory`, each stopped by
+/// its PID. Members can be killed and started again on their data, or frozen and thawed.
+///
+/// On loopback by default; on a ``TestNetwork``, member `i` runs in the namespace of host `m<i>`
+/// at that host's address, and `etcdctl` runs in the network's switch, which reaches them all.
 ///
 /// ```swift
 /// let cluster = try EtcdCluster(size: 3)
@@ -16,6 +19,9 @@ public final class EtcdCluster: @unchecked Sendable {
         public var clientPort: Int
         public var peerPort: Int
         public var dataDirectory: String
+        /// Where it listens: 127.0.0.1, or its host's address on the test network.
+        public var address: String
+        var namespace: String?
         var process: Process?
         var log: String
     }
@@ -29,9 +35,11 @@ public final class EtcdCluster: @unchecked Sendable {
     private let initialCluster: String
     /// When set, clients must speak TLS and show a certificate signed by `ca`.
     private let tls: (certificate: String, key: String, ca: String)?
+    private let network: TestNetwork?
 
-    public init(size: Int = 3, tls: (certificate: String, key: String, ca: String)? = nil) throws {
+    public init(size: Int = 3, tls: (certificate: String, key: String, ca: String)? = nil, network: TestNetwork? = nil) throws {
         self.tls = tls
+        self.network = network
         guard let _ = EtcdCluster.binary else { throw EtcdClusterFailure("etcd is not installed (apt-get install etcd-server)") }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("defaultsd-etcd-\(UUID().uuidString.prefix(8))").path
         self.directory = directory
@@ -40,15 +48,18 @@ public final class EtcdCluster: @unchecked Sendable {
         members = (0..<size).map { index in
             Member(
                 name: "m\(index)", clientPort: ports[2 * index], peerPort: ports[2 * index + 1],
-                dataDirectory: "\(directory)/m\(index).etcd", process: nil, log: "\(directory)/m\(index).log")
+                dataDirectory: "\(directory)/m\(index).etcd", address: network?.address(of: "m\(index)") ?? "127.0.0.1",
+                namespace: network?.namespace(of: "m\(index)"), process: nil, log: "\(directory)/m\(index).log")
         }
-        initialCluster = members.map { "\($0.name)=http://127.0.0.1:\($0.peerPort)" }.joined(separator: ",")
+        initialCluster = members.map { "\($0.name)=http://\($0.address):\($0.peerPort)" }.joined(separator: ",")
         for index in members.indices { try launch(index) }
         try waitUntilHealthy()
     }
 
     /// The client URLs of every member, running or not.
-    public var endpoints: [String] { members.map { "\(scheme)://127.0.0.1:\($0.clientPort)" } }
+    public var endpoints: [String] { members.map { endpoint($0) } }
+
+    private func endpoint(_ member: Member) -> String { "\(scheme)://\(member.address):\(member.clientPort)" }
 
     private var scheme: String { tls == nil ? "http" : "https" }
 
@@ -61,6 +72,19 @@ public final class EtcdCluster: @unchecked Sendable {
     }
 
     public func killAll() { for index in members.indices { kill(index) } }
+
+    /// Freezes a member (SIGSTOP): alive, its connections open, and silent, as a hung member or
+    /// one behind a path that drops everything looks to its clients.
+    public func freeze(_ index: Int) {
+        guard let process = members[index].process, process.isRunning else { return }
+        Foundation.kill(process.processIdentifier, SIGSTOP)
+    }
+
+    /// Lets a frozen member go on (SIGCONT).
+    public func thaw(_ index: Int) {
+        guard let process = members[index].process else { return }
+        Foundation.kill(process.processIdentifier, SIGCONT)
+    }
 
     /// Starts a stopped member again on its data directory.
     public func start(_ index: Int) throws {
@@ -77,18 +101,20 @@ public final class EtcdCluster: @unchecked Sendable {
     private func launch(_ index: Int) throws {
         let member = members[index]
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: EtcdCluster.binary!)
-        process.arguments = [
+        let command = [
+            EtcdCluster.binary!,
             "--name", member.name, "--data-dir", member.dataDirectory,
-            "--listen-client-urls", "\(scheme)://127.0.0.1:\(member.clientPort)",
-            "--advertise-client-urls", "\(scheme)://127.0.0.1:\(member.clientPort)",
-            "--listen-peer-urls", "http://127.0.0.1:\(member.peerPort)",
-            "--initial-advertise-peer-urls", "http://127.0.0.1:\(member.peerPort)",
+            "--listen-client-urls", endpoint(member), "--advertise-client-urls", endpoint(member),
+            "--listen-peer-urls", "http://\(member.address):\(member.peerPort)",
+            "--initial-advertise-peer-urls", "http://\(member.address):\(member.peerPort)",
             "--initial-cluster", initialCluster, "--initial-cluster-token", URL(fileURLWithPath: directory).lastPathComponent,
             "--initial-cluster-state", "new",
             // Elections in a loopback cluster need not wait for a network's delays.
             "--heartbeat-interval", "50", "--election-timeout", "500",
         ] + (tls.map { ["--cert-file", $0.certificate, "--key-file", $0.key, "--trusted-ca-file", $0.ca, "--client-cert-auth"] } ?? [])
+        let placed = member.namespace.map { TestNetwork.inside($0, command) } ?? command
+        process.executableURL = URL(fileURLWithPath: placed[0])
+        process.arguments = Array(placed.dropFirst())
         if !FileManager.default.fileExists(atPath: member.log) { _ = FileManager.default.createFile(atPath: member.log, contents: nil) }
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: member.log))
         log.seekToEndOfFile()
@@ -101,7 +127,7 @@ public final class EtcdCluster: @unchecked Sendable {
 
     /// Waits until every running member reports itself healthy (it has a leader).
     public func waitUntilHealthy(timeout: Double = 30) throws {
-        let running = members.filter { $0.process != nil }.map { "\(scheme)://127.0.0.1:\($0.clientPort)" }
+        let running = members.filter { $0.process != nil }.map { endpoint($0) }
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             let result = try control(["endpoint", "health", "--endpoints", running.joined(separator: ",")])
@@ -114,16 +140,18 @@ public final class EtcdCluster: @unchecked Sendable {
     /// Runs `etcdctl` (API v3) against the running members.
     public func control(_ arguments: [String]) throws -> (status: Int32, output: String) {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: EtcdCluster.control!)
         var arguments = arguments
         if !arguments.contains("--endpoints") {
-            arguments += ["--endpoints", members.filter { $0.process != nil }.map { "\(scheme)://127.0.0.1:\($0.clientPort)" }.joined(separator: ",")]
+            arguments += ["--endpoints", members.filter { $0.process != nil }.map { endpoint($0) }.joined(separator: ",")]
         }
         if let tls {
             // The server's certificate serves as the client's: it is made for both uses.
             arguments += ["--cacert", tls.ca, "--cert", tls.certificate, "--key", tls.key]
         }
-        process.arguments = ["--dial-timeout", "1s", "--command-timeout", "3s"] + arguments
+        let command = [EtcdCluster.control!, "--dial-timeout", "1s", "--command-timeout", "3s"] + arguments
+        let placed = network.map { TestNetwork.inside($0.switchNamespace, command) } ?? command
+        process.executableURL = URL(fileURLWithPath: placed[0])
+        process.arguments = Array(placed.dropFirst())
         process.environment = ["ETCDCTL_API": "3", "PATH": "/usr/bin:/bin"]
         let output = Pipe()
         process.standardOutput = output
@@ -146,7 +174,7 @@ public final class EtcdCluster: @unchecked Sendable {
         for member in members where member.process != nil {
             let read = try control([
                 "get", "compaction-probe", "--rev", String(revision - 1),
-                "--endpoints", "\(scheme)://127.0.0.1:\(member.clientPort)",
+                "--endpoints", endpoint(member),
             ])
             guard read.status != 0, read.output.contains("compacted") else {
                 throw EtcdClusterFailure("\(member.name) still serves revision \(revision - 1) after the compaction: \(read.output)")
@@ -187,6 +215,7 @@ public final class EtcdCluster: @unchecked Sendable {
     }
 
     deinit {
+        for index in members.indices { thaw(index) }
         killAll()
         try? FileManager.default.removeItem(atPath: directory)
     }

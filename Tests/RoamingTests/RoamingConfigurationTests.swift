@@ -125,24 +125,30 @@ struct RoamingConfigurationTests {
         try machines.waitForValues("B", .object(Dictionary(uniqueKeysWithValues: (0..<50).map { ("key\($0)", JSON.integer(Int64($0))) })))
     }
 
-    @Test("defaults roaming: online with the domains, then offline with the queue, in text and JSON")
+    @Test("defaults roaming: online with the members and the domains, then offline with the queue, in text and JSON")
     func defaultsRoamingVerb() throws {
         let machines = try RoamingMachines(hosts: ["A"])
-        try machines.waitOnline("A")
+        // Online, and the first check of the members done.
+        try machines.waitFor("A") { state in
+            guard state["state"] == "online", case .array(let members)? = state["members"] else { return false }
+            return members.allSatisfy { $0["answers"] == true }
+        }
         let environment = machines["A"].clientEnvironment
         guard case .integer(let revision)? = try machines.roaming("A")["revision"] else { Issue.record("no revision"); return }
         let online = try FinishedRun.run(Self.defaults, ["roaming"], environment: environment)
         #expect(online.status == 0)
-        #expect(online.output == """
-            Roaming through etcd: online
-            Host name: A
-            Endpoints: \(machines.cluster.endpoints.joined(separator: ", "))
-            Last revision applied: \(revision)
-            Changes waiting to be sent: 0
-            Domains that roam:
-                \(RoamingMachines.domain)
-
-            """)
+        let lines = online.output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let endpoints = machines.cluster.endpoints
+        #expect(lines.count == 13)
+        #expect(Array(lines.prefix(4)) == ["Roaming through etcd: online", "Host name: A", "Watching through: \(endpoints[0])", "Members:"])
+        for (line, endpoint) in zip(lines[4..<7], endpoints) {
+            #expect(line.hasPrefix("    \(endpoint)  answers, leader "), "\(line)")
+            #expect(line.hasSuffix(", revision \(revision)"), "\(line)")
+        }
+        #expect(lines[7].hasPrefix("Behind the cluster: 0 revisions (last event or progress ") && lines[7].hasSuffix(" s ago)"))
+        #expect(Array(lines[8...]) == [
+            "Last revision applied: \(revision)", "Changes waiting to be sent: 0", "Domains that roam:", "    \(RoamingMachines.domain)", "",
+        ])
 
         machines.cluster.killAll()
         try machines.waitFor("A") { $0["state"] == "offline" }

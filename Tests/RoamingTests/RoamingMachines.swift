@@ -5,16 +5,25 @@ import LineSocket
 
 /// Two machines of one user for the roaming tests: two real `defaultsd` processes with their own
 /// storage, each given a configuration file with a `roaming` section naming the same etcd
-/// cluster and their own host name.
+/// cluster and their own host name. On a ``TestNetwork`` each runs in its host's namespace.
 final class RoamingMachines: @unchecked Sendable {
     static let domain = "com.example.roaming"
     let cluster: EtcdCluster
     let prefix: String
     private let configurations: String
     private(set) var machines: [String: DaemonProcess] = [:]
+    let network: TestNetwork?
+    /// The order in which a host lists the members, by index (default: the cluster's order).
+    /// The watch runs through the first member that serves it.
+    var memberOrder: [String: [Int]]
 
-    init(cluster: EtcdCluster? = nil, hosts: [String] = ["A", "B"], domains: [String] = [RoamingMachines.domain]) throws {
-        self.cluster = try cluster ?? EtcdCluster(size: 3)
+    init(
+        cluster: EtcdCluster? = nil, hosts: [String] = ["A", "B"], domains: [String] = [RoamingMachines.domain],
+        network: TestNetwork? = nil, memberOrder: [String: [Int]] = [:]
+    ) throws {
+        self.network = network
+        self.memberOrder = memberOrder
+        self.cluster = try cluster ?? EtcdCluster(size: 3, network: network)
         prefix = "/defaultsd/test-\(UUID().uuidString.prefix(8))/"
         configurations = FileManager.default.temporaryDirectory.appendingPathComponent("defaultsd-roaming-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: configurations, withIntermediateDirectories: true)
@@ -30,7 +39,8 @@ final class RoamingMachines: @unchecked Sendable {
 
     func writeConfiguration(host: String, domains: [String]) throws {
         let list = domains.map { "\"\($0)\"" }.joined(separator: ", ")
-        let endpoints = cluster.endpoints.map { "\"\($0)\"" }.joined(separator: ", ")
+        let order = memberOrder[host] ?? Array(cluster.endpoints.indices)
+        let endpoints = order.map { "\"\(cluster.endpoints[$0])\"" }.joined(separator: ", ")
         // The cluster is on loopback, so the password may travel over http://.
         let login = credentials.map { #", user: "\#($0.user)", password: "\#($0.password)", sendPasswordOverHTTP: true"# } ?? ""
         try """
@@ -41,7 +51,8 @@ final class RoamingMachines: @unchecked Sendable {
 
     func start(_ host: String, domains: [String] = [RoamingMachines.domain], arguments: [String] = []) throws {
         try writeConfiguration(host: host, domains: domains)
-        machines[host] = try DaemonProcess(arguments: ["--config", configurationPath(host)] + arguments)
+        machines[host] = try DaemonProcess(
+            arguments: ["--config", configurationPath(host)] + arguments, networkNamespace: network?.namespace(of: host))
     }
 
     /// The `roaming` member of `stats` on `host`.

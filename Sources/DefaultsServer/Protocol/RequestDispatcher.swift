@@ -1,4 +1,5 @@
 import DefaultsCore
+import EtcdWire
 import FoundationEssentials
 import Glibc
 import NIOCore
@@ -248,7 +249,41 @@ struct RequestDispatcher {
             ("revision", .integer(roaming.revision)),
             ("queue", .integer(Int64(roaming.queueLength))),
             ("transactions", .integer(Int64(roaming.transactions))),
+            ("watching", .string(roaming.watchedMember.map { roaming.endpoints[$0] })),
+            ("stale", .string(roaming.staleReason)),
+            ("members", .raw(Self.json(roaming.members))),
+            ("latestInCluster", .integer(roaming.latestInCluster)),
+            ("behind", .integer(roaming.revisionsBehind)),
+            ("millisecondsSinceProgress", roaming.lastProgress.map {
+                .integer((NIODeadline.now() - $0).nanoseconds / 1_000_000)
+            } ?? .string(nil)),
         ])
+    }
+
+    /// Each member as the last check found it: `{"endpoint","answers","leader","revision"}`, or
+    /// `"problem"` in place of the last three when it gave no status.
+    private static func json(_ members: [RoamingState.MemberReport]) -> [UInt8] {
+        var writer = JSONWriter(capacity: 128 * members.count)
+        writer.json(.array(members.map { member in
+            var fields: [String: JSON] = ["endpoint": .string(member.endpoint)]
+            switch member.status {
+            case .success(let status)?:
+                fields["answers"] = true
+                fields["leader"] = status.leader.map { .string($0) } ?? .null
+                fields["revision"] = .integer(status.revision)
+                if !status.errors.isEmpty { fields["problem"] = .string(status.errors.joined(separator: "; ")) }
+            case .failure(.unreachable(let reason))?:
+                fields["answers"] = false
+                fields["problem"] = .string(reason)
+            case .failure(let error)?:
+                fields["answers"] = false
+                fields["problem"] = .string("\(error)")
+            case nil:
+                fields["answers"] = .null
+            }
+            return .object(fields)
+        }))
+        return writer.bytes
     }
 
     /// The resolved, localised pane tree of a domain's Settings bundle with current values.

@@ -5,8 +5,9 @@ import Logging
 import NIOCore
 import NIOPosix
 
-/// The daemon's link to the etcd cluster: one watch on the user's prefix, and a sender that
-/// turns the queue of local changes into guarded transactions (docs/ROAMING.md).
+/// The daemon's link to the etcd cluster: one watch on the user's prefix, a periodic check
+/// that the watch is current (``WatchHealth``), and a sender that turns the queue of local
+/// changes into guarded transactions (docs/ROAMING.md).
 ///
 /// Owned by `DefaultsDaemon`, started after the socket and stopped before the last flush. It
 /// runs on a thread of its own: an event loop that is both this actor's executor and the HTTP
@@ -25,9 +26,25 @@ actor RoamingLink {
     private let wakes: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
 
+    /// The watch running now: its number (one per start), its member, and its task, which a
+    /// stale verdict cancels.
+    private var watch: (number: Int, member: Int, task: Task<Void, any Error>)?
+    private var watchesStarted = 0
+    /// The watch found stale by a check: its end is a move to another member, not a failure.
+    private var abandonedWatch: Int?
+    /// The member the next watch runs through: the first configured, then the next after one
+    /// that failed or went stale.
+    private var nextMember = 0
+    private var health = WatchHealth()
+    private var lastCheck: WatchHealth.Check?
+
     /// The wait before retrying a cluster that did not answer; doubled up to ``longestRetryDelay``.
     static let firstRetryDelay = Duration.milliseconds(100)
     static let longestRetryDelay = Duration.seconds(2)
+    /// How often the members are asked whether the watch is current. Each check is one status
+    /// request per member and one read of a single key, each within the client's request
+    /// timeout; a stale watch is found within two of these and a timeout (``WatchHealth``).
+    static let checkInterval = Duration.seconds(2)
 
     nonisolated var unownedExecutor: UnownedSerialExecutor { loop.executor.asUnownedSerialExecutor() }
 
@@ -49,6 +66,7 @@ actor RoamingLink {
         _ = try? await onState { $0.wakeSender = { wake.yield() } }
         wake.yield()  // the queue kept from the last run
         tasks.append(Task { await self.watchForever() })
+        tasks.append(Task { await self.checkForever() })
         tasks.append(Task { await self.sendForever() })
     }
 
@@ -82,28 +100,53 @@ actor RoamingLink {
     private func watchForever() async {
         var delay = RoamingLink.firstRetryDelay
         while !Task.isCancelled {
-            do {
-                if try await onState({ $0.needsFullRead }) { try await read(nil) }
-                let from = try await onState { $0.revision } + 1
-                try await etcd.watch(prefix: keys.prefix, from: from) { message in try await self.received(message) }
+            watchesStarted += 1
+            let number = watchesStarted
+            let member = nextMember
+            let task = Task { try await self.watchOnce(through: member) }
+            watch = (number, member, task)
+            health.watchRestarted()
+            _ = try? await onState { $0.watching(through: member) }
+            let result = await withTaskCancellationHandler { await task.result } onCancel: { task.cancel() }
+            watch = nil
+            if Task.isCancelled { return }
+            if abandonedWatch == number {
+                // A check found it stale: another member, at once.
                 delay = RoamingLink.firstRetryDelay
-            } catch let error as EtcdError {
-                // No member answered, or the cluster refused: that is the loss of the cluster.
-                if Task.isCancelled { return }
+                continue
+            }
+            switch result {
+            case .success:
+                // The stream ended (a compacted start revision): start again on the same member.
+                delay = RoamingLink.firstRetryDelay
+            case .failure(let error as EtcdError):
+                // The member refused (it has no leader) or no member answered the read before the
+                // watch: another member next, after a wait that grows while nothing answers.
+                nextMember = WatchHealth.nextMember(after: member, of: etcd.endpoints.count, check: lastCheck)
                 _ = try? await onState { $0.reached(false, problem: "\(error)") }
                 try? await Task.sleep(for: delay)
                 delay = min(delay * 2, RoamingLink.longestRetryDelay)
-            } catch {
+            case .failure:
                 // The stream broke (its member stopped): the next attempt goes to another member
                 // and resumes after the last revision applied. Only a repeated break waits.
-                if Task.isCancelled { return }
+                nextMember = WatchHealth.nextMember(after: member, of: etcd.endpoints.count, check: lastCheck)
                 try? await Task.sleep(for: delay - RoamingLink.firstRetryDelay)
                 delay = min(delay * 2, RoamingLink.longestRetryDelay)
             }
         }
     }
 
-    private func received(_ message: EtcdWatchMessage) async throws {
+    /// One watch through `member`, after a full read when one is due; resumes after the last
+    /// revision applied, so that nothing is missed and nothing is applied twice.
+    private func watchOnce(through member: Int) async throws {
+        if try await onState({ $0.needsFullRead }) { try await read(nil) }
+        let from = try await onState { $0.revision } + 1
+        try await etcd.watch(prefix: keys.prefix, from: from, member: member) { message in
+            try await self.received(message, through: member)
+        }
+    }
+
+    private func received(_ message: EtcdWatchMessage, through member: Int) async throws {
         if message.canceled {
             if let compacted = message.compactRevision {
                 logger.notice("the revision to resume from was compacted; reading every roaming key again", metadata: [
@@ -115,7 +158,68 @@ actor RoamingLink {
         try await onState { state in
             state.reached(true)
             if !message.events.isEmpty { state.apply(message) }
+            state.watchDelivered(through: member)
         }
+    }
+
+    // MARK: - Checking the watch
+
+    /// Asks the cluster, every ``checkInterval``, whether the watch is current; a stale one is
+    /// cancelled, and the watch loop resumes through another member.
+    private func checkForever() async {
+        let clock = ContinuousClock()
+        var next = clock.now
+        while !Task.isCancelled {
+            // A fixed rate: a check that waits on a silent member does not delay the next one.
+            next = max(next + RoamingLink.checkInterval, clock.now)
+            do { try await Task.sleep(until: next, clock: clock) } catch { return }
+            let check = await checkCluster(watched: watch?.member)
+            lastCheck = check
+            if let unreachable = WatchHealth.unreachableReason(check) {
+                _ = try? await onState { $0.reached(false, problem: unreachable) }
+            }
+            guard let watch, let applied = try? await onState({ $0.revision }), self.watch?.number == watch.number else {
+                _ = try? await onState { $0.recordCheck(check, current: false) }
+                continue
+            }
+            let endpoint = etcd.endpoints[watch.member]
+            let reason = health.staleReason(watched: watch.member, check: check, applied: applied, endpoint: endpoint)
+            let current = reason == nil && check.latestWrite.map { applied >= $0 } == true
+            _ = try? await onState { state in
+                state.recordCheck(check, current: current)
+                if let reason { state.watchWentStale(reason) }
+            }
+            if reason != nil {
+                abandonedWatch = watch.number
+                nextMember = WatchHealth.nextMember(after: watch.member, of: etcd.endpoints.count, check: check)
+                watch.task.cancel()
+            }
+        }
+    }
+
+    /// Every member's status, asked at once, then the latest write under the prefix, asked of
+    /// the member with a leader that has applied the most (another than the watched one where
+    /// there is a choice): two request timeouts at most, whatever the members do.
+    private func checkCluster(watched: Int?) async -> WatchHealth.Check {
+        let etcd = self.etcd
+        let statuses = await withTaskGroup(of: (Int, Result<EtcdMemberStatus, EtcdError>).self) { group in
+            for member in etcd.endpoints.indices {
+                group.addTask {
+                    do throws(EtcdError) { return (member, .success(try await etcd.status(ofMember: member))) } catch {
+                        return (member, .failure(error))
+                    }
+                }
+            }
+            var found: [Result<EtcdMemberStatus, EtcdError>?] = Array(repeating: nil, count: etcd.endpoints.count)
+            for await (member, result) in group { found[member] = result }
+            return found.map { $0 ?? .failure(.unreachable("not asked")) }
+        }
+        let witness = statuses.indices
+            .compactMap { index in (try? statuses[index].get()).flatMap { $0.leader == nil ? nil : (index, $0.revision) } }
+            .max { ($0.1, $0.0 != watched ? 1 : 0) < ($1.1, $1.0 != watched ? 1 : 0) }
+        var latestWrite: Int64?
+        if let (member, _) = witness { latestWrite = try? await etcd.latestWrite(prefix: keys.prefix, member: member) }
+        return WatchHealth.Check(statuses: statuses, latestWrite: latestWrite)
     }
 
     /// Reads the prefix (or the given domains' parts of it) and makes the local domains equal.
