@@ -14,8 +14,8 @@ struct DefaultsdCommand: AsyncParsableCommand {
         commandName: "defaultsd",
         abstract: "The user-defaults daemon: one property-list file per domain, served on a Unix socket.",
         discussion: """
-            With no options it stores domains in $XDG_CONFIG_HOME/defaultsd and listens on \
-            $XDG_RUNTIME_DIR/defaultsd/socket. Configuration comes from --config, else \
+            With no options it stores domains in $XDG_CONFIG_HOME, where Foundation's UserDefaults keeps \
+            them, its own files in $XDG_STATE_HOME/defaultsd, and listens on $XDG_RUNTIME_DIR/defaultsd/socket. Configuration comes from --config, else \
             $XDG_CONFIG_HOME/defaultsd/defaultsd.json, else /etc/defaultsd/defaultsd.json; flags override it. \
             SIGHUP reloads the configuration; SIGTERM or SIGINT writes everything to disk, then exits. \
             Under systemd it reports readiness (Type=notify), adopts a socket passed by socket activation \

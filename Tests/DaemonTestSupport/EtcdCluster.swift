@@ -137,8 +137,12 @@ public final class EtcdCluster: @unchecked Sendable {
         throw EtcdClusterFailure("the etcd cluster did not become healthy: \(logs())")
     }
 
-    /// Runs `etcdctl` (API v3) against the running members.
-    public func control(_ arguments: [String]) throws -> (status: Int32, output: String) {
+    /// Runs `etcdctl` (API v3) against the running members until it exits, or, for a command
+    /// that does not end by itself (`watch`), until its output satisfies `until` or `timeout`
+    /// seconds pass; it is then stopped.
+    public func control(
+        _ arguments: [String], until done: (@Sendable (String) -> Bool)? = nil, timeout: Double = 30
+    ) throws -> (status: Int32, output: String) {
         let process = Process()
         var arguments = arguments
         if !arguments.contains("--endpoints") {
@@ -156,10 +160,20 @@ public final class EtcdCluster: @unchecked Sendable {
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output
+        guard let done else {
+            try process.run()
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        }
+        let collected = OutputUntil(done)
+        output.fileHandleForReading.readabilityHandler = { handle in collected.append(handle.availableData) }
         try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
+        _ = collected.finished.wait(timeout: .now() + timeout)
+        process.terminate()
         process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        output.fileHandleForReading.readabilityHandler = nil
+        return (process.terminationStatus, collected.text)
     }
 
     /// Compacts the history up to `revision` and returns once every running member has applied
@@ -218,6 +232,30 @@ public final class EtcdCluster: @unchecked Sendable {
         for index in members.indices { thaw(index) }
         killAll()
         try? FileManager.default.removeItem(atPath: directory)
+    }
+}
+
+/// A command's output as it arrives, and a signal once it satisfies a condition.
+private final class OutputUntil: @unchecked Sendable {
+    // @unchecked Sendable: `text` is only touched under `lock`.
+    private let lock = NSLock()
+    private var bytes = Data()
+    private let condition: @Sendable (String) -> Bool
+    let finished = DispatchSemaphore(value: 0)
+    private var signalled = false
+
+    init(_ condition: @escaping @Sendable (String) -> Bool) { self.condition = condition }
+
+    var text: String { lock.withLock { String(decoding: bytes, as: UTF8.self) } }
+
+    func append(_ chunk: Data) {
+        lock.withLock {
+            bytes.append(chunk)
+            if !signalled, chunk.isEmpty || condition(String(decoding: bytes, as: UTF8.self)) {
+                signalled = true
+                finished.signal()
+            }
+        }
     }
 }
 

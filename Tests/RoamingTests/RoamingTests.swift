@@ -160,6 +160,37 @@ struct RoamingTests {
         try m.waitFor("A") { $0["queue"] == .integer(0) }
     }
 
+    @Test("A killed (SIGKILL) once a change is in its file and before its journal is written: the change still roams after a restart")
+    func killedBetweenFileAndJournal() throws {
+        let m = try RoamingMachines()
+        try m.waitAllOnline()
+        m.cluster.killAll()
+        try m.waitFor("A") { $0["state"] == "offline" }
+        #expect(try m.set("A", "durable", #""in the file""#)["ok"] == true)
+        // The file is durable at once; the journal follows 100 ms after the change.
+        _ = try m["A"].connect().request(#"{"op":"synchronize"}"#)
+        m["A"].kill()
+        #expect(try m["A"].storedValues(Self.domain)?["durable"] == .string("in the file"))
+        try m["A"].restart()
+        try m.cluster.startAll()
+        try m.waitForValues("B", ["durable": "in the file"], timeout: 15)
+        try m.waitFor("A") { $0["queue"] == .integer(0) }
+    }
+
+    @Test("a hand edit of a roaming domain's file while A is stopped roams when A starts again")
+    func editWhileStoppedRoams() throws {
+        let m = try RoamingMachines()
+        try m.waitAllOnline()
+        #expect(try m.set("A", "before", "1")["ok"] == true)
+        try m.waitForValues("B", ["before": 1])
+        #expect(m["A"].terminate() == 0)
+        let file = m["A"].storagePath + "/" + Self.domain + ".plist"
+        try PropertyListFile.encode(["before": .integer(2), "added": .string("by hand")], format: .xml).write(to: URL(fileURLWithPath: file))
+        try m["A"].restart()
+        try m.waitForValues("B", ["before": 2, "added": "by hand"])
+        #expect(m["A"].logOccurrences(of: "sending changes that reached the domain files while no journal recorded them") == 1)
+    }
+
     @Test("A and B write the same key while cut off: both end with the same value")
     func partitionedWritesConverge() throws {
         let m = try RoamingMachines()

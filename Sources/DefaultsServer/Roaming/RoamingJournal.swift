@@ -4,9 +4,9 @@ import EtcdGateway
 import FoundationEssentials
 
 /// The roaming link's file, `.defaultsd-roaming.plist` in the state directory: the last
-/// revision applied, the revision of each key this machine holds, and the queue of local
-/// changes not yet in etcd (keys only: their values are the domain files'). Written after the
-/// domain files it describes are durable, and at stop.
+/// revision applied, the revision of each key this machine holds and a digest of its value as
+/// etcd has it, and the queue of local changes not yet in etcd (keys only: their values are the
+/// domain files'). Written after the domain files it describes are durable, and at stop.
 struct RoamingJournal: Sendable {
     static let fileName = ".defaultsd-roaming.plist"
 
@@ -15,6 +15,9 @@ struct RoamingJournal: Sendable {
         var prefix: String
         var revision: Int64
         var seen: [String: Int64]
+        /// ``RoamingKeys/digest(_:)`` of each key's value as this machine last exchanged it with
+        /// etcd; nil in a journal written before digests were kept.
+        var synced: [String: UInt64]? = nil
         var queue: [RoamingState.LocalKey]
     }
 
@@ -25,7 +28,7 @@ struct RoamingJournal: Sendable {
     /// The journal kept for `prefix`; empty when there is none (first start), it was kept for
     /// another prefix, or it cannot be read (a full read of etcd then rebuilds it).
     func load(prefix: String) -> Contents {
-        let empty = Contents(prefix: prefix, revision: 0, seen: [:], queue: [])
+        let empty = Contents(prefix: prefix, revision: 0, seen: [:], synced: nil, queue: [])
         guard case .success(let file) = RegularFile.read(atPath: path, maximumBytes: PropertyListLimits.maximumFileBytes),
             let values = try? PropertyListFile.decode(file.data),
             values["prefix"] == .string(prefix), case .integer(let revision)? = values["revision"],
@@ -36,6 +39,12 @@ struct RoamingJournal: Sendable {
         if case .dictionary(let seen)? = values["seen"] {
             for (key, value) in seen {
                 if case .integer(let revision) = value, EtcdWatchMessage.possibleRevisions.contains(revision) { contents.seen[key] = revision }
+            }
+        }
+        if case .dictionary(let synced)? = values["synced"] {
+            contents.synced = synced.compactMapValues { value in
+                if case .integer(let digest) = value { return UInt64(bitPattern: digest) }
+                return nil
             }
         }
         if case .dictionary(let queue)? = values["queue"] {
@@ -57,10 +66,11 @@ struct RoamingJournal: Sendable {
                 queue[local.domain.rawValue] = .array([.string(local.key)])
             }
         }
-        let values: [String: PlistValue] = [
+        var values: [String: PlistValue] = [
             "prefix": .string(contents.prefix), "revision": .integer(contents.revision),
             "seen": .dictionary(contents.seen.mapValues { .integer($0) }), "queue": .dictionary(queue),
         ]
+        if let synced = contents.synced { values["synced"] = .dictionary(synced.mapValues { .integer(Int64(bitPattern: $0)) }) }
         try files.writeAtomically(try PropertyListFile.encode(values, format: .binary), to: path)
     }
 }

@@ -93,4 +93,17 @@ struct RoamingKeys: Sendable, Hashable {
         guard let encoded = json["value"], let value = try? WireValue.decode(encoded) else { return nil }
         return Entry(value: value, host: host)
     }
+
+    /// A digest of a key's value (nil: absent) as this machine last exchanged it with etcd,
+    /// kept in the journal so that a start can tell which keys changed while no journal
+    /// recorded it (a crash between a domain file and the journal, or an edit while the daemon
+    /// was stopped). FNV-1a over the value's wire form: change detection, not security.
+    static func digest(_ value: PlistValue?) -> UInt64 {
+        guard let value else { return 1 }
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in WireValue.encode(value) {
+            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3
+        }
+        return hash
+    }
 }

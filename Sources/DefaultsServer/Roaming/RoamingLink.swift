@@ -63,7 +63,10 @@ actor RoamingLink {
     /// Starts watching and sending; returns at once.
     func start() async {
         let wake = self.wake
-        _ = try? await onState { $0.wakeSender = { wake.yield() } }
+        _ = try? await onState { state in
+            state.wakeSender = { wake.yield() }
+            state.takeInChangesMadeWhileStopped()
+        }
         wake.yield()  // the queue kept from the last run
         tasks.append(Task { await self.watchForever() })
         tasks.append(Task { await self.checkForever() })

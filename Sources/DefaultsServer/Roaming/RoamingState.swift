@@ -55,6 +55,8 @@ final class RoamingState {
             /// The key's revision as this machine last saw it (0: absent).
             var expectedRevision: Int64
             var entry: String
+            /// ``RoamingKeys/digest(_:)`` of the value sent.
+            var digest: UInt64
         }
         var items: [Item]
     }
@@ -76,6 +78,11 @@ final class RoamingState {
     private(set) var revision: Int64 = 0
     /// The revision of each key's value this machine holds (its own write's, or the one applied).
     private var seen: [String: Int64] = [:]
+    /// A digest of each key's value as etcd holds it at `seen`, as far as this machine knows.
+    private var synced: [String: UInt64] = [:]
+    /// Whether the journal loaded at start kept digests, so that keys changed while no journal
+    /// recorded it can be found (``takeInChangesMadeWhileStopped()``).
+    private let journalKeptDigests: Bool
     /// Local changes not yet in etcd, with the sequence number of the latest.
     private var queue: [LocalKey: UInt64] = [:]
     private var sequence: UInt64 = 0
@@ -127,6 +134,8 @@ final class RoamingState {
         let kept = journal.load(prefix: configuration.prefix)
         revision = kept.revision
         seen = kept.seen
+        synced = kept.synced ?? [:]
+        journalKeptDigests = kept.synced != nil
         for local in kept.queue {
             sequence += 1
             queue[local] = sequence
@@ -200,9 +209,10 @@ final class RoamingState {
         for (local, sequence) in queue.prefix(RoamingState.keysPerTransaction) {
             let values = try? store.values(of: local.domain)
             let etcdKey = keys.etcdKey(domain: local.domain, key: local.key)
+            let value = values?[local.key]
             items.append(Batch.Item(
                 local: local, etcdKey: etcdKey, sequence: sequence, expectedRevision: seen[etcdKey] ?? 0,
-                entry: RoamingKeys.encode(.init(value: values?[local.key], host: hostName))))
+                entry: RoamingKeys.encode(.init(value: value, host: hostName)), digest: RoamingKeys.digest(value)))
         }
         return Batch(items: items)
     }
@@ -216,6 +226,7 @@ final class RoamingState {
             transactions += 1
             for item in batch.items {
                 seen[item.etcdKey] = max(seen[item.etcdKey] ?? 0, result.revision)
+                synced[item.etcdKey] = item.digest
                 if queue[item.local] == item.sequence { queue[item.local] = nil }
             }
         } else {
@@ -224,12 +235,18 @@ final class RoamingState {
                 let found = current?.modRevision ?? 0
                 guard found != item.expectedRevision else { continue }
                 guard let current, let entry = RoamingKeys.decode(current.value), entry.host != hostName else {
-                    // Our own write whose answer was lost, or a key removed outside defaultsd:
-                    // still queued, now guarded by what is there.
                     seen[item.etcdKey] = found
+                    if current?.value == item.entry {
+                        // Our own write of this very value, whose answer was lost: it is there.
+                        synced[item.etcdKey] = item.digest
+                        if queue[item.local] == item.sequence { queue[item.local] = nil }
+                    }
+                    // Otherwise a key removed outside defaultsd, or an older write of ours:
+                    // still queued, now guarded by what is there.
                     continue
                 }
                 seen[item.etcdKey] = found
+                synced[item.etcdKey] = RoamingKeys.digest(entry.value)
                 queue[item.local] = nil
                 remote.add(item.local, entry, revision: found)
             }
@@ -267,11 +284,14 @@ final class RoamingState {
                 continue
             }
             if entry.host == hostName {
+                // Our own write coming back: etcd holds what this machine sent.
+                if (seen[etcdKey] ?? 0) < revisionOfEvent { synced[etcdKey] = RoamingKeys.digest(entry.value) }
                 seen[etcdKey] = max(seen[etcdKey] ?? 0, revisionOfEvent)
                 continue
             }
             guard (seen[etcdKey] ?? 0) < revisionOfEvent else { continue }
             seen[etcdKey] = revisionOfEvent
+            synced[etcdKey] = RoamingKeys.digest(entry.value)
             queue[LocalKey(domain: local.domain, key: local.key)] = nil
             remote.add(LocalKey(domain: local.domain, key: local.key), entry, revision: revisionOfEvent)
         }
@@ -301,6 +321,7 @@ final class RoamingState {
                 let local = LocalKey(domain: domain, key: key)
                 if queue[local] != nil { continue }
                 seen[keys.etcdKey(domain: domain, key: key)] = found.revision
+                synced[keys.etcdKey(domain: domain, key: key)] = RoamingKeys.digest(found.entry.value)
                 if values[key] != found.entry.value { remote.add(local, found.entry, revision: found.revision) }
             }
             apply(remote)
@@ -312,6 +333,37 @@ final class RoamingState {
             needsFullRead = false
         }
         markJournal()
+    }
+
+    /// Queues the keys of roaming domains whose value differs from the one this machine last
+    /// exchanged with etcd: changes that reached a domain file while no journal recorded them,
+    /// because the daemon was killed between the two, or because the file was edited while the
+    /// daemon was stopped. Called once at start, before the sender runs; each is then sent,
+    /// guarded like any local change, so a newer write from another machine still wins.
+    func takeInChangesMadeWhileStopped() {
+        eventLoop.preconditionInEventLoop()
+        guard journalKeptDigests else { return }
+        var found = 0
+        for domain in roamingDomains.sorted() {
+            let values = (try? store.values(of: domain)) ?? [:]
+            let domainPrefix = keys.domainPrefix(domain)
+            var candidates = Set(values.keys)
+            for etcdKey in synced.keys where etcdKey.hasPrefix(domainPrefix) {
+                if let local = keys.locate(etcdKey), local.domain == domain { candidates.insert(local.key) }
+            }
+            let changed = candidates.filter { key in
+                let local = LocalKey(domain: domain, key: key)
+                guard queue[local] == nil else { return false }
+                let known = synced[keys.etcdKey(domain: domain, key: key)]
+                return known.map { $0 != RoamingKeys.digest(values[key]) } ?? (values[key] != nil)
+            }
+            guard !changed.isEmpty else { continue }
+            found += changed.count
+            enqueue(changed.sorted(), of: domain)
+        }
+        if found > 0 {
+            logger.notice("sending changes that reached the domain files while no journal recorded them", metadata: ["keys": "\(found)"])
+        }
     }
 
     /// The next watch start reads everything first: the revision to resume from was compacted
@@ -439,7 +491,7 @@ final class RoamingState {
     }
 
     private var journalContents: RoamingJournal.Contents {
-        RoamingJournal.Contents(prefix: keys.prefix, revision: revision, seen: seen, queue: Array(queue.keys))
+        RoamingJournal.Contents(prefix: keys.prefix, revision: revision, seen: seen, synced: synced, queue: Array(queue.keys))
     }
 
     /// The last write of the journal, at stop, after the last flush of the domain files.
