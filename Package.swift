@@ -236,7 +236,7 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
-                "defaultsd", "defaultsd-settings", "defaults",
+                "defaultsd", "defaultsd-settings", "defaults", "FoundationDefaultsProbe",
             ]
         ),
         .testTarget(name: "DefaultsToolTests", dependencies: ["DefaultsTool", "DefaultsCore", "ValueSyntaxCases"]),

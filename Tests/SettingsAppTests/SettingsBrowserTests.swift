@@ -18,8 +18,8 @@ struct SettingsBrowserTests {
         let app: SettingsAppProcess
         let browser: Chromium
 
-        init(arguments: [String] = [], languages: String = "en-US,en") async throws {
-            daemon = try DaemonProcess(arguments: arguments)
+        init(arguments: [String] = [], languages: String = "en-US,en", defaultPaths: Bool = false) async throws {
+            daemon = try DaemonProcess(arguments: arguments, defaultPaths: defaultPaths)
             try Self.register(SettingsBrowserTests.bridge, path: SharedData.bridgeControlBundle, on: daemon)
             app = try SettingsAppProcess(daemon: daemon)
             browser = try await Chromium.start(languages: languages)
@@ -211,6 +211,42 @@ struct SettingsBrowserTests {
         try await stage.waitForValue("rank", nil)
         try await b.wait(until: "return document.querySelector('#row-Root_plist-3 .detail').textContent === 'Ensign'", "the default again")
         #expect(try await b.run("return document.querySelector('#row-Root_plist-3 .reset') === null") as? Bool == true)
+    }
+
+    @Test("a slider shows its value and follows a change; Changed and its reset appear only where the bundle gives a default")
+    func sliderValuesAndResetOnlyWithADefault() async throws {
+        let stage = try await Stage()
+        defer { stage.finish() }
+        _ = try stage.request(#"{"op":"apply","domain":"com.example.BridgeControl","set":{"officer":"Kirk","rank":"Captain"}}"#)
+        try await stage.open("/apps/\(Self.bridge)")
+        let b = stage.browser
+        let slider = "[data-key=warpFactor] output.slider-value"
+        #expect(try await b.run("return document.querySelector('\(slider)').textContent") as? String == "5")
+        _ = try stage.request(#"{"op":"set","domain":"com.example.BridgeControl","key":"warpFactor","value":7.25}"#)
+        try await b.wait(until: "return document.querySelector('\(slider)').textContent === '7.25'", "the slider's new value")
+        // rank has a default (Ensign): Changed and its reset. officer has none: neither.
+        #expect(try await b.run("return document.querySelector('[data-key=rank] .reset') !== null") as? Bool == true)
+        #expect(try await b.run("return document.querySelector('[data-key=officer] .reset') === null && document.querySelector('[data-key=officer] .changed') === null") as? Bool == true)
+    }
+
+    @Test("a plain Foundation program's domain: its value shows in Other domains, and a change made there is what the program reads next")
+    func aFoundationProgramsDomainIsEditable() async throws {
+        // The daemon in its default folder, $XDG_CONFIG_HOME, where Foundation keeps its files.
+        let stage = try await Stage(defaultPaths: true)
+        defer { stage.finish() }
+        let probe = URL(fileURLWithPath: SettingsAppProcess.binary).deletingLastPathComponent().appendingPathComponent("FoundationDefaultsProbe").path
+        let environment = stage.daemon.clientEnvironment
+        let domain = "com.example.foundation"
+        #expect(try FinishedRun.run(probe, ["set", domain, "rank", "Captain"], environment: environment).output == "ok\n")
+        try await stage.waitForValue("rank", .string("Captain"), in: domain)
+        try await stage.open("/domains/\(domain)")
+        let b = stage.browser
+        try await b.wait(until: "return document.querySelector('#key-rank-input')?.value === 'Captain'", "the program's value on the page")
+        try await b.replaceText("#key-rank-input", with: "Admiral" + Chromium.enterKey)
+        try await stage.waitForValue("rank", .string("Admiral"), in: domain)
+        // The daemon wrote the shared file: the program reads the change at its next start (or synchronize).
+        _ = try stage.request(#"{"op":"synchronize"}"#)
+        #expect(try FinishedRun.run(probe, ["get", domain, "rank"], environment: environment).output == "String Admiral\n")
     }
 
     @Test func theOtherDomainsEditorKeepsEachType() async throws {

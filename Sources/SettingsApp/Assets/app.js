@@ -263,6 +263,9 @@ function languageName(code) {
   } catch { return code; }
 }
 
+/** A slider's value as a person reads it: whole numbers as they are, others to two places. */
+function sliderText(value) { return Number.isInteger(value) ? String(value) : value.toFixed(2).replace(/0+$/, "").replace(/\.$/, ""); }
+
 function rowId(pane, row) { return `row-${pane.file}-${row.index}`.replace(/[^A-Za-z0-9_-]/g, "_"); }
 
 function renderRow(domain, pane, row, keep) {
@@ -277,7 +280,8 @@ function renderRow(domain, pane, row, keep) {
 
   const marks = element("div", { class: "marks" });
   if (locked) marks.append(element("span", { class: "locked" }, "Set by your administrator"));
-  else if (row.source === "stored" && row.key) {
+  // "Changed" and its reset only where the bundle gives a default to go back to.
+  else if (row.source === "stored" && row.key && "defaultValue" in row) {
     marks.append(element("span", { class: "changed" }, "Changed"),
       element("button", { class: "reset", type: "button",
         onclick: () => change(`/api/apps/${encodeURIComponent(domain)}/rows/reset`, { file: pane.file, index: row.index }, id) }, "Reset to default"));
@@ -293,10 +297,14 @@ function renderRow(domain, pane, row, keep) {
       // An image the bundle names but does not hold is left out, as iOS does.
       const image = (name) => name ? element("img", { class: "slider-image", alt: "", src: at(`/api/apps/${encodeURIComponent(domain)}/images/${encodeURIComponent(name)}`),
         onerror: (event) => event.target.remove() }) : null;
+      // The value beside the slider, as it moves; iOS shows none, but a page has no feel of the thumb.
+      const shown = element("output", { class: "slider-value", id: `${id}-value`, for: `${id}-input` },
+        typeof row.value === "number" ? sliderText(row.value) : "");
       const range = element("input", { type: "range", id: `${id}-input`, "aria-label": row.title ?? row.key,
         min: control.minimum ?? 0, max: control.maximum ?? 1, step: "any", value: typeof row.value === "number" ? row.value : "",
-        disabled: locked, onchange: (event) => send({ number: event.target.value }) });
-      return element("div", attributes, row.title ? title : null, image(control.minimumImage), range, image(control.maximumImage), marks, error);
+        disabled: locked, oninput: (event) => { shown.textContent = sliderText(Number(event.target.value)); },
+        onchange: (event) => send({ number: event.target.value }) });
+      return element("div", attributes, row.title ? title : null, image(control.minimumImage), range, image(control.maximumImage), shown, marks, error);
     }
     case "textField": {
       const types = { numberPad: "number", decimalPad: "number", url: "url", emailAddress: "email" };
