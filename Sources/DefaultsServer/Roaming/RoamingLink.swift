@@ -207,15 +207,11 @@ actor RoamingLink {
         let etcd = self.etcd
         let statuses = await withTaskGroup(of: (Int, Result<EtcdMemberStatus, EtcdError>).self) { group in
             for member in etcd.endpoints.indices {
-                group.addTask {
-                    do throws(EtcdError) { return (member, .success(try await etcd.status(ofMember: member))) } catch {
-                        return (member, .failure(error))
-                    }
-                }
+                group.addTask { (member, await RoamingLink.status(of: member, from: etcd)) }
             }
-            var found: [Result<EtcdMemberStatus, EtcdError>?] = Array(repeating: nil, count: etcd.endpoints.count)
+            var found: [Int: Result<EtcdMemberStatus, EtcdError>] = [:]
             for await (member, result) in group { found[member] = result }
-            return found.map { $0 ?? .failure(.unreachable("not asked")) }
+            return etcd.endpoints.indices.map { found[$0] ?? .failure(.unreachable("not asked")) }
         }
         let witness = statuses.indices
             .compactMap { index in (try? statuses[index].get()).flatMap { $0.leader == nil ? nil : (index, $0.revision) } }
@@ -223,6 +219,13 @@ actor RoamingLink {
         var latestWrite: Int64?
         if let (member, _) = witness { latestWrite = try? await etcd.latestWrite(prefix: keys.prefix, member: member) }
         return WatchHealth.Check(statuses: statuses, latestWrite: latestWrite)
+    }
+
+    /// One member's status as a value. A function of its own: the same typed `do`/`catch`
+    /// written inside the task group's closure traps with an index out of range in release
+    /// builds of Swift 6.3.1, though not in debug builds.
+    private static func status(of member: Int, from etcd: EtcdClient) async -> Result<EtcdMemberStatus, EtcdError> {
+        do { return .success(try await etcd.status(ofMember: member)) } catch { return .failure(error) }
     }
 
     /// Reads the prefix (or the given domains' parts of it) and makes the local domains equal.
