@@ -52,9 +52,10 @@ struct SettingsAPI: Sendable {
         ]
     }
 
-    /// Rows whose localised title or key contains `query`, across every app.
+    /// Rows that match `query` by words, across every app: each word of the query begins a word
+    /// of the row's localised title or of its key (``SearchWords``).
     func search(_ query: String, acceptLanguage: String?) async throws -> JSON {
-        let needle = query.lowercased()
+        let needle = SearchWords(query)
         guard !needle.isEmpty, case .array(let apps)? = try await overview()["apps"] else { return ["results": .array([])] }
         var results: [JSON] = []
         for app in apps {
@@ -62,13 +63,19 @@ struct SettingsAPI: Sendable {
                 let root = try Self.pane(in: try await describe(domain, pane: nil, language: nil, acceptLanguage: acceptLanguage))
             else { continue }
             let paneTitles = Dictionary(Self.panes(of: root).map { ($0.file, $0.title) }, uniquingKeysWith: { first, _ in first })
-            for row in root.allRows {
-                guard let key = row.key, [row.title, key].contains(where: { $0?.lowercased().contains(needle) == true }) else { continue }
-                results.append([
-                    "domain": .string(domain), "app": app["title"] ?? .null,
-                    "pane": .string(row.location.file), "paneTitle": (paneTitles[row.location.file] ?? nil).map(JSON.string) ?? .null,
-                    "title": row.title.map(JSON.string) ?? .null, "key": .string(key),
-                ])
+            // A row without a title of its own (a slider, as on iOS) is named by its group's.
+            for pane in Self.panes(of: root) {
+                for section in pane.sections {
+                    for row in section.rows {
+                        let title = row.title ?? section.title
+                        guard let key = row.key, needle.matches(SearchWords(title ?? "") + SearchWords(key)) else { continue }
+                        results.append([
+                            "domain": .string(domain), "app": app["title"] ?? .null,
+                            "pane": .string(row.location.file), "paneTitle": (paneTitles[row.location.file] ?? nil).map(JSON.string) ?? .null,
+                            "title": title.map(JSON.string) ?? .null, "key": .string(key),
+                        ])
+                    }
+                }
             }
         }
         return ["results": .array(results)]
@@ -275,5 +282,52 @@ enum LanguageChoice {
             if let close = offered.first(where: { normal($0).split(separator: "-").first.map(String.init) == language }) { return close }
         }
         return nil
+    }
+}
+
+/// The words a search compares: lowercased, without accents, split at every character that is
+/// not a letter or a digit and between a lower-case letter and an upper-case one, so that the
+/// key `favoriteTea` has the words "favorite" and "tea". A query matches when each of its words
+/// begins a word of the row: "tea" finds "Favorite Tea" and never "Favorite Captain" or
+/// "Steam"; "fav cap" finds "Favorite Captain".
+///
+/// ```swift
+/// SearchWords("fav cap").matches(SearchWords("Favorite Captain"))   // true
+/// ```
+struct SearchWords {
+    private(set) var words: [String]
+
+    init(_ text: String) {
+        var words: [String] = []
+        var current = ""
+        var previousWasLower = false
+        for character in text.folding(options: [.diacriticInsensitive], locale: nil) {
+            guard character.isLetter || character.isNumber else {
+                if !current.isEmpty { words.append(current) }
+                current = ""
+                previousWasLower = false
+                continue
+            }
+            if character.isUppercase, previousWasLower, !current.isEmpty {
+                words.append(current)
+                current = ""
+            }
+            current += character.lowercased()
+            previousWasLower = character.isLowercase
+        }
+        if !current.isEmpty { words.append(current) }
+        self.words = words
+    }
+
+    var isEmpty: Bool { words.isEmpty }
+
+    func matches(_ row: SearchWords) -> Bool {
+        words.allSatisfy { word in row.words.contains { $0.hasPrefix(word) } }
+    }
+
+    static func + (first: SearchWords, second: SearchWords) -> SearchWords {
+        var joined = first
+        joined.words += second.words
+        return joined
     }
 }

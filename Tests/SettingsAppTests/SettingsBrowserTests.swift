@@ -146,7 +146,10 @@ struct SettingsBrowserTests {
         #expect(run.status == 0, "\(run.output)")
         try await stage.browser.wait(
             until: "return document.querySelector('#row-Root_plist-1-input').value === 'Kathryn Janeway'", timeout: 1, "the new value on the page")
-        #expect(try await stage.browser.text("#row-Root_plist-1 .changed") == "Changed")
+        // A key with a bundle default (rank: Ensign) is marked Changed as soon as a terminal changes it.
+        _ = try FinishedRun.run(defaults, ["write", Self.bridge, "rank", "Captain"], environment: stage.daemon.clientEnvironment)
+        try await stage.browser.wait(
+            until: "return document.querySelector('#row-Root_plist-3 .changed')?.textContent === 'Changed'", timeout: 1, "Changed on rank")
     }
 
     @Test func aChildPaneOpensWithItsTitleAndTheBackLinkReturns() async throws {
@@ -315,15 +318,30 @@ struct SettingsBrowserTests {
         try await stage.browser.wait(until: "return document.querySelector('[data-domain=\"com.example.SecondBridge\"]') !== null", timeout: 2, "the new app")
     }
 
-    @Test func searchFindsSettingsByTitleAndKeyAcrossApps() async throws {
+    @Test("search, typed at a person's speed (300 ms and 150 ms between keys), keeps every key in order and finds by words")
+    func searchTypedAsAPersonFindsByWords() async throws {
         let stage = try await Stage()
         defer { stage.finish() }
         try await stage.open("/")
-        try await stage.browser.type("#search", "tea")
-        try await stage.browser.wait(until: "return document.querySelectorAll('.search-result').length > 0", "results")
-        #expect(try await stage.browser.text(".search-result .title") == "Favorite Tea")
-        try await stage.browser.click(".search-result")
-        try await stage.browser.wait(until: "return document.querySelector('.pane')?.dataset.file === 'More.plist'", "the pane of the result")
+        let b = stage.browser
+        let results = "return [...document.querySelectorAll('.search-result .title')].map(t => t.textContent).join(', ')"
+        for (word, pause, expected) in [("warp", 0.3, "Warp Drive, Warp Factor"), ("rank", 0.15, "Rank")] {
+            try await b.click("#search-input")
+            try await b.run("document.getElementById('search-input').select()")
+            try await b.typeAsAPerson(word, pause: pause)
+            try await b.wait(until: "return document.querySelectorAll('.search-result').length > 0 && new URLSearchParams(location.search).get('q') === '\(word)'", "results for \(word)")
+            #expect(try await b.run("return document.getElementById('search-input').value") as? String == word)
+            let found = try await b.run(results) as? String
+            #expect(found == expected, "\(word): \(found ?? "nil")")
+        }
+        // By words: "rite" begins no word ("Favorite" contains it), "fav cap" begins two.
+        try await b.replaceText("#search-input", with: "rite")
+        try await b.wait(until: "return document.querySelector('.row.disabled .title')?.textContent === 'No results'", "no results for rite")
+        try await b.replaceText("#search-input", with: "fav cap")
+        try await b.wait(until: "return document.querySelectorAll('.search-result').length > 0", "results for fav cap")
+        #expect(try await b.run(results) as? String == "Favorite Captain")
+        try await b.click(".search-result")
+        try await b.wait(until: "return document.querySelector('.pane')?.dataset.file === 'More.plist'", "the pane of the result")
     }
 
     /// The pictures of docs/SETTINGS-APP.md, made by the test run from the real page.

@@ -158,6 +158,21 @@ public final class Chromium: @unchecked Sendable {
         try await command("POST", "/element/\(id)/value", ["text": text])
     }
 
+    /// Types at a person's speed into whatever has the focus: one key at a time (WebDriver's
+    /// key actions, which go to the focused element as a keyboard's would), `pause` seconds
+    /// apart. A page that replaces the field meanwhile loses keys or their order, as it would
+    /// for a person.
+    public func typeAsAPerson(_ text: String, pause: Double = 0.3) async throws {
+        for character in text {
+            let key = String(character)
+            try await command("POST", "/actions", ["actions": [[
+                "type": "key", "id": "keyboard",
+                "actions": [["type": "keyDown", "value": key], ["type": "keyUp", "value": key]],
+            ]]])
+            try await Task.sleep(for: .milliseconds(Int(pause * 1000)))
+        }
+    }
+
     /// Selects the field's text and types over it, as a person does (WebDriver's own `clear`
     /// fires a `change` of its own, which the page would send).
     public func replaceText(_ selector: String, with text: String) async throws {

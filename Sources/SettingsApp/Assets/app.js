@@ -166,10 +166,13 @@ async function renderRoot(search) {
   languageSelect.hidden = true;
   watched = { all: true, domains: new Set() };
   const overview = await getJSON("/api/overview");
+  // The field is a `…-input`: while someone types in it, the re-render that shows the results
+  // keeps this very element, its text and its cursor (keepFields).
   const field = element("input", {
-    class: "search", id: "search", type: "search", placeholder: "Search", "aria-label": "Search settings",
+    class: "search", id: "search-input", type: "search", placeholder: "Search", "aria-label": "Search settings",
     value: search, autocomplete: "off",
     oninput: (event) => {
+      event.target.dataset.dirty = "true";
       clearTimeout(field.pending);
       field.pending = setTimeout(() => navigate(event.target.value ? `/?q=${encodeURIComponent(event.target.value)}` : "/", true), 150);
     },
