@@ -9,6 +9,8 @@ import SettingsBundles
 /// masked; the app reads no domain file.
 struct SettingsAPI: Sendable {
     let relay: DaemonRelay
+    /// Where apps' names and icons come from (their desktop entries).
+    let desktopEntries: DesktopEntryLookup
     /// A request body is one small JSON object.
     static let maximumBodyBytes = 64 << 10
 
@@ -20,8 +22,10 @@ struct SettingsAPI: Sendable {
 
     // MARK: Reading
 
-    /// The apps (one per installed bundle) and the other domains.
-    func overview() async throws -> JSON {
+    /// The apps (one per installed bundle) and the other domains. An app is named as its desktop
+    /// entry names it, in the browser's language, else by its bundle's title; `icon` says
+    /// whether its entry has an icon to show.
+    func overview(acceptLanguage: String? = nil) async throws -> JSON {
         let bundles = try await ask(.request(.listBundles))
         let domains = try await ask(.request(.domains))
         var apps: [JSON] = []
@@ -30,7 +34,12 @@ struct SettingsAPI: Sendable {
             for bundle in list {
                 guard case .string(let domain)? = bundle["domain"] else { continue }
                 withBundle.insert(domain)
-                apps.append(["domain": .string(domain), "title": bundle["title"] ?? .null])
+                let entry = desktopEntries.entry(for: domain)
+                apps.append([
+                    "domain": .string(domain),
+                    "title": entry?.name(for: LanguageChoice.preferred(acceptLanguage ?? "")).map(JSON.string) ?? bundle["title"] ?? .null,
+                    "icon": .bool(entry?.icon.flatMap(desktopEntries.iconFile(named:)) != nil),
+                ])
             }
         }
         apps.sort { Self.sortTitle($0) < Self.sortTitle($1) }
@@ -44,9 +53,10 @@ struct SettingsAPI: Sendable {
     /// An app's whole pane tree, in the language asked for or the browser's best match.
     func app(_ domain: String, language: String?, acceptLanguage: String?) async throws -> JSON {
         let described = try await describe(domain, pane: nil, language: language, acceptLanguage: acceptLanguage)
-        let title = try await appTitle(domain)
+        let title = try await appTitle(domain, acceptLanguage: acceptLanguage)
+        let icon = desktopEntries.entry(for: domain)?.icon.flatMap(desktopEntries.iconFile(named:)) != nil
         return [
-            "domain": .string(domain), "title": title,
+            "domain": .string(domain), "title": title, "icon": .bool(icon),
             "language": described["language"] ?? .null, "languages": described["languages"] ?? .array([]),
             "diagnostics": described["diagnostics"] ?? .array([]), "pane": described["pane"] ?? .null,
         ]
@@ -56,7 +66,9 @@ struct SettingsAPI: Sendable {
     /// of the row's localised title or of its key (``SearchWords``).
     func search(_ query: String, acceptLanguage: String?) async throws -> JSON {
         let needle = SearchWords(query)
-        guard !needle.isEmpty, case .array(let apps)? = try await overview()["apps"] else { return ["results": .array([])] }
+        guard !needle.isEmpty, case .array(let apps)? = try await overview(acceptLanguage: acceptLanguage)["apps"] else {
+            return ["results": .array([])]
+        }
         var results: [JSON] = []
         for app in apps {
             guard case .string(let domain)? = app["domain"],
@@ -201,7 +213,9 @@ struct SettingsAPI: Sendable {
         return try await ask(.request(.describeBundle, members))
     }
 
-    private func appTitle(_ domain: String) async throws -> JSON {
+    /// The app's name: its desktop entry's, else its bundle's title.
+    private func appTitle(_ domain: String, acceptLanguage: String?) async throws -> JSON {
+        if let name = desktopEntries.entry(for: domain)?.name(for: LanguageChoice.preferred(acceptLanguage ?? "")) { return .string(name) }
         let bundles = try await ask(.request(.listBundles))
         guard case .array(let list)? = bundles["bundles"] else { return .null }
         return list.first { $0["domain"] == .string(domain) }?["title"] ?? .null

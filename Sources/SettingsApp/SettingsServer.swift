@@ -246,7 +246,7 @@ public final class SettingsServer: Sendable {
     /// The page, its assets and the JSON API, added to `router` (the guarded group under the
     /// session's prefix in `application`; a bare router in the route tests).
     func addRoutes(to router: RouterGroup<BasicWebSocketRequestContext>) {
-        let api = SettingsAPI(relay: relay)
+        let api = SettingsAPI(relay: relay, desktopEntries: DesktopEntryLookup(environment: ProcessInfo.processInfo.environment))
 
         let page = self.page
         for path in ["/", "/apps/{domain}", "/domains/{domain}", "/search"] {
@@ -256,7 +256,16 @@ public final class SettingsServer: Sendable {
         router.get("/assets/app.css") { _, _ in Self.asset(Assets.style, type: "text/css; charset=utf-8") }
         router.get("/assets/icon.svg") { _, _ in Self.asset(Assets.icon, type: "image/svg+xml") }
 
-        router.get("/api/overview") { _, _ in try await Self.json { try await api.overview() } }
+        router.get("/api/overview") { request, _ in
+            try await Self.json { try await api.overview(acceptLanguage: request.headers[.acceptLanguage]) }
+        }
+        // Only the file the icon theme lookup found for the app's own desktop entry, size-capped.
+        router.get("/api/apps/{domain}/icon") { _, context in
+            guard let icon = api.desktopEntries.icon(for: try context.parameters.require("domain")) else {
+                return Self.failure(SettingsAPI.Failure(status: .notFound, code: "not_found", message: "no icon"))
+            }
+            return Self.asset(icon.bytes, type: icon.contentType)
+        }
         router.get("/api/apps/{domain}") { request, context in
             try await Self.json {
                 try await api.app(

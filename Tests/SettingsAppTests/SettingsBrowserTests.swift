@@ -232,6 +232,33 @@ struct SettingsBrowserTests {
         #expect(try await b.run("return document.querySelector('[data-key=officer] .reset') === null && document.querySelector('[data-key=officer] .changed') === null") as? Bool == true)
     }
 
+    @Test("an app's desktop entry names it and gives its icon, on the root list and its pane, in the browser's language")
+    func desktopEntryNameAndIcon() async throws {
+        for (languages, name) in [("en-US,en", "Bridge Control"), ("fr-FR,fr", "Contrôle de passerelle")] {
+            let stage = try await Stage(languages: languages)
+            defer { stage.finish() }
+            let data = stage.daemon.home + "/.local/share"
+            try FileManager.default.createDirectory(atPath: data + "/applications", withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(atPath: data + "/icons/hicolor/48x48/apps", withIntermediateDirectories: true)
+            try "[Desktop Entry]\nType=Application\nName=Bridge Control\nName[fr]=Contrôle de passerelle\nIcon=bridge-control\n"
+                .write(toFile: data + "/applications/\(Self.bridge).desktop", atomically: true, encoding: .utf8)
+            // A 1×1 PNG.
+            try Data(base64Encoded: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=")!
+                .write(to: URL(fileURLWithPath: data + "/icons/hicolor/48x48/apps/bridge-control.png"))
+            try await stage.open("/")
+            let b = stage.browser
+            let row = "[data-domain='\(Self.bridge)']"
+            #expect(try await b.text("\(row) .title") == name)
+            try await b.wait(until: "const i = document.querySelector(\"\(row) img\"); return i.complete && i.naturalWidth === 1", "the app's icon")
+            #expect(try await b.run("return document.querySelector(\"\(row) img\").getAttribute('src').endsWith('/icon')") as? Bool == true)
+            try await b.click(row)
+            try await b.wait(until: "return document.querySelector('.pane') !== null", "the pane")
+            #expect(try await b.text("#title") == name)
+            #expect(try await b.text(".app-heading .title") == name)
+            try await b.wait(until: "const i = document.querySelector('.app-heading img'); return i.complete && i.naturalWidth === 1", "the icon on the pane")
+        }
+    }
+
     @Test("a plain Foundation program's domain: its value shows in Other domains, and a change made there is what the program reads next")
     func aFoundationProgramsDomainIsEditable() async throws {
         // The daemon in its default folder, $XDG_CONFIG_HOME, where Foundation keeps its files.

@@ -190,7 +190,8 @@ async function renderRoot(search) {
   parts.push(group("Apps", null, overview.apps.length === 0
     ? [element("div", { class: "row disabled" }, element("span", { class: "title" }, "No Settings bundles installed"))]
     : overview.apps.map((app) => link(appPath(app.domain), { class: "row link app", "data-domain": app.domain },
-        element("img", { class: "app-icon", src: at("/assets/icon.svg"), alt: "" }),
+        element("img", { class: "app-icon", alt: "",
+          src: at(app.icon ? `/api/apps/${encodeURIComponent(app.domain)}/icon` : "/assets/icon.svg") }),
         element("span", { class: "title" }, app.title ?? app.domain))), { id: "apps" }));
   parts.push(group("Other domains", "Domains without a Settings bundle, edited key by key.", overview.otherDomains.length === 0
     ? [element("div", { class: "row disabled" }, element("span", { class: "title" }, "None"))]
@@ -256,7 +257,13 @@ async function renderApp(domain, query) {
   if (found.parent) setHeader(title, appPath(domain, { ...keep, pane: found.parent === app.pane ? undefined : found.parent.file }), found.parent === app.pane ? appTitle : (found.parent.title ?? appTitle));
   else setHeader(title, "/", "Settings");
 
-  return element("div", { class: "pane", "data-file": pane.file },
+  // The app's own pane opens with its icon and name, as its desktop entry gives them.
+  const heading = pane === app.pane && app.icon
+    ? element("div", { class: "app-heading" },
+        element("img", { class: "app-icon", alt: "", src: at(`/api/apps/${encodeURIComponent(domain)}/icon`) }),
+        element("span", { class: "title" }, appTitle))
+    : null;
+  return element("div", { class: "pane", "data-file": pane.file }, heading,
     pane.sections.map((section) => group(section.title, section.footer, section.rows.map((row) => renderRow(domain, pane, row, keep)))));
 }
 
