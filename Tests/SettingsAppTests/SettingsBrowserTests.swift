@@ -178,6 +178,30 @@ struct SettingsBrowserTests {
         try await b.wait(until: "return document.querySelector('h1').textContent === 'More Settings'", "the English pane")
     }
 
+    @Test("a French browser gets the app's own words in French, and a pane switched to English gets them in English")
+    func theAppsOwnWordsAreFrenchInAFrenchPane() async throws {
+        let stage = try await Stage(languages: "fr-FR,fr;q=0.9")
+        defer { stage.finish() }
+        _ = try stage.request(#"{"op":"set","domain":"com.example.BridgeControl","key":"rank","value":"Captain"}"#)
+        try await stage.open("/")
+        let b = stage.browser
+        #expect(try await b.text("h1") == "Réglages")
+        #expect(try await b.run("return document.getElementById('search-input').placeholder") as? String == "Rechercher")
+        #expect(try await b.text("#other-domains h2") == "Autres domaines")
+        #expect(try await b.run("return document.title") as? String == "Réglages")
+        try await b.replaceText("#search-input", with: "zzz")
+        try await b.wait(until: "return document.querySelector('.row.disabled .title')?.textContent === 'Aucun résultat'", "Aucun résultat")
+
+        try await stage.open("/apps/\(Self.bridge)")
+        #expect(try await b.text("#row-Root_plist-3 .changed") == "Modifié")
+        #expect(try await b.text("#row-Root_plist-3 .reset") == "Rétablir la valeur par défaut")
+        #expect(try await b.text("#back-title") == "Réglages")
+        try await b.run("const l = document.getElementById('language'); l.value = 'en'; l.dispatchEvent(new Event('change'));")
+        try await b.wait(until: "return document.querySelector('#row-Root_plist-3 .changed')?.textContent === 'Changed'", "the English words")
+        #expect(try await b.text("#row-Root_plist-3 .reset") == "Reset to default")
+        #expect(try await b.text("#back-title") == "Settings")
+    }
+
     @Test func aSecureValueNeverReachesTheBrowser() async throws {
         let stage = try await Stage()
         defer { stage.finish() }

@@ -16,6 +16,41 @@ const backTitle = document.getElementById("back-title");
 const languageSelect = document.getElementById("language");
 const statusLine = document.getElementById("status");
 
+// The app's own words, in English and French. A pane's words follow the pane's language (the
+// bundle's .lproj chosen for the browser, or picked in the header); every other view follows
+// the browser's languages. The daemon's messages come as the daemon words them.
+const WORDS = {
+  en: {
+    settings: "Settings", search: "Search", searchLabel: "Search settings", results: "Results", noResults: "No results",
+    apps: "Apps", noBundles: "No Settings bundles installed", otherDomains: "Other domains",
+    otherDomainsFooter: "Domains without a Settings bundle, edited key by key.", none: "None", noPanes: "This bundle has no panes.",
+    administrator: "Set by your administrator", changed: "Changed", reset: "Reset to default",
+    secureSet: "Set — type to replace", secureUnset: "Not set", secureValue: "Secure value, set",
+    delete: "Delete", deleteKey: (key) => `Delete ${key}`, key: "Key", newKey: "New key", type: "Type", value: "Value", add: "Add",
+    keys: "Keys", noKeys: "No keys", addKey: "Add a key", language: "Language",
+    daemonGone: "defaultsd is not running; waiting for it to come back…", appGone: "The Settings app is not reachable; reconnecting…",
+  },
+  fr: {
+    settings: "Réglages", search: "Rechercher", searchLabel: "Rechercher dans les réglages", results: "Résultats", noResults: "Aucun résultat",
+    apps: "Apps", noBundles: "Aucun bundle de réglages installé", otherDomains: "Autres domaines",
+    otherDomainsFooter: "Domaines sans bundle de réglages, modifiés clé par clé.", none: "Aucun", noPanes: "Ce bundle n’a aucune page.",
+    administrator: "Défini par votre administrateur", changed: "Modifié", reset: "Rétablir la valeur par défaut",
+    secureSet: "Défini — tapez pour remplacer", secureUnset: "Non défini", secureValue: "Valeur protégée, définie",
+    delete: "Supprimer", deleteKey: (key) => `Supprimer ${key}`, key: "Clé", newKey: "Nouvelle clé", type: "Type", value: "Valeur", add: "Ajouter",
+    keys: "Clés", noKeys: "Aucune clé", addKey: "Ajouter une clé", language: "Langue",
+    daemonGone: "defaultsd ne tourne pas ; en attente de son retour…", appGone: "L’app Réglages est injoignable ; reconnexion…",
+  },
+};
+let words = WORDS.en;
+
+/** The app's words for the first of `tags` it has (`fr-CA` → French), else English. */
+function useLanguage(tags) {
+  const chosen = tags.map((tag) => String(tag).toLowerCase().replace("_", "-").split("-")[0]).find((language) => language in WORDS) ?? "en";
+  words = WORDS[chosen];
+  document.documentElement.lang = chosen;
+  languageSelect.setAttribute("aria-label", words.language);
+}
+
 // The daemon's (or the page's own) message per row, shown until the row's next change.
 const rowErrors = new Map();
 // What the current view shows, to know which changes concern it.
@@ -99,7 +134,7 @@ function appPath(domain, parameters = {}) {
 
 function setHeader(title, backHref, backText) {
   titleElement.textContent = title;
-  document.title = title === "Settings" ? "Settings" : `${title} — Settings`;
+  document.title = title === words.settings ? title : `${title} — ${words.settings}`;
   back.hidden = !backHref;
   if (backHref) {
     back.href = at(backHref);
@@ -113,6 +148,7 @@ async function render() {
   const path = location.pathname.slice(base.length) || "/";
   const query = new URLSearchParams(location.search);
   let content;
+  useLanguage([...navigator.languages]);
   try {
     if (path.startsWith("/apps/")) content = await renderApp(decodeURIComponent(path.slice(6)), query);
     else if (path.startsWith("/domains/")) content = await renderPlain(decodeURIComponent(path.slice(9)));
@@ -162,14 +198,14 @@ function restoreFocus(focus) {
 // ---------------------------------------------------------------- root
 
 async function renderRoot(search) {
-  setHeader("Settings");
+  setHeader(words.settings);
   languageSelect.hidden = true;
   watched = { all: true, domains: new Set() };
   const overview = await getJSON("/api/overview");
   // The field is a `…-input`: while someone types in it, the re-render that shows the results
   // keeps this very element, its text and its cursor (keepFields).
   const field = element("input", {
-    class: "search", id: "search-input", type: "search", placeholder: "Search", "aria-label": "Search settings",
+    class: "search", id: "search-input", type: "search", placeholder: words.search, "aria-label": words.searchLabel,
     value: search, autocomplete: "off",
     oninput: (event) => {
       event.target.dataset.dirty = "true";
@@ -180,21 +216,21 @@ async function renderRoot(search) {
   const parts = [field];
   if (search) {
     const found = await getJSON(`/api/search?q=${encodeURIComponent(search)}`);
-    parts.push(group("Results", null, found.results.length === 0
-      ? [element("div", { class: "row disabled" }, element("span", { class: "title" }, "No results"))]
+    parts.push(group(words.results, null, found.results.length === 0
+      ? [element("div", { class: "row disabled" }, element("span", { class: "title" }, words.noResults))]
       : found.results.map((result) => link(appPath(result.domain, { pane: result.pane }), { class: "row link search-result" },
           element("span", { class: "title" }, result.title ?? result.key),
           element("span", { class: "detail" }, [result.app ?? result.domain, result.paneTitle].filter(Boolean).join(" › "))))));
     return element("div", {}, parts);
   }
-  parts.push(group("Apps", null, overview.apps.length === 0
-    ? [element("div", { class: "row disabled" }, element("span", { class: "title" }, "No Settings bundles installed"))]
+  parts.push(group(words.apps, null, overview.apps.length === 0
+    ? [element("div", { class: "row disabled" }, element("span", { class: "title" }, words.noBundles))]
     : overview.apps.map((app) => link(appPath(app.domain), { class: "row link app", "data-domain": app.domain },
         element("img", { class: "app-icon", alt: "",
           src: at(app.icon ? `/api/apps/${encodeURIComponent(app.domain)}/icon` : "/assets/icon.svg") }),
         element("span", { class: "title" }, app.title ?? app.domain))), { id: "apps" }));
-  parts.push(group("Other domains", "Domains without a Settings bundle, edited key by key.", overview.otherDomains.length === 0
-    ? [element("div", { class: "row disabled" }, element("span", { class: "title" }, "None"))]
+  parts.push(group(words.otherDomains, words.otherDomainsFooter, overview.otherDomains.length === 0
+    ? [element("div", { class: "row disabled" }, element("span", { class: "title" }, words.none))]
     : overview.otherDomains.map((domain) => link(`/domains/${encodeURIComponent(domain)}`, { class: "row link domain", "data-domain": domain },
         element("span", { class: "title key" }, domain))), { id: "other-domains" }));
   return element("div", {}, parts);
@@ -232,14 +268,15 @@ async function renderApp(domain, query) {
   watched = { all: false, domains: domainsOf(app.pane, domain) };
   const appTitle = app.title ?? domain;
   const keep = { language: language ?? undefined };
+  if (app.language) useLanguage([app.language]);
 
   languageSelect.hidden = app.languages.length < 2;
   languageSelect.replaceChildren(...app.languages.map((name) => element("option", { value: name, selected: name === app.language }, languageName(name))));
   languageSelect.onchange = () => navigate(appPath(domain, { ...Object.fromEntries(query), language: languageSelect.value }), true);
 
   if (!app.pane) {
-    setHeader(appTitle, "/", "Settings");
-    return element("p", { class: "empty" }, app.diagnostics.join("\n") || "This bundle has no panes.");
+    setHeader(appTitle, "/", words.settings);
+    return element("p", { class: "empty" }, app.diagnostics.join("\n") || words.noPanes);
   }
   const file = query.get("pane") ?? app.pane.file;
   const found = findPane(app.pane, file) ?? { pane: app.pane, parent: null };
@@ -255,7 +292,7 @@ async function renderApp(domain, query) {
     }
   }
   if (found.parent) setHeader(title, appPath(domain, { ...keep, pane: found.parent === app.pane ? undefined : found.parent.file }), found.parent === app.pane ? appTitle : (found.parent.title ?? appTitle));
-  else setHeader(title, "/", "Settings");
+  else setHeader(title, "/", words.settings);
 
   // The app's own pane opens with its icon and name, as its desktop entry gives them.
   const heading = pane === app.pane && app.icon
@@ -289,12 +326,12 @@ function renderRow(domain, pane, row, keep) {
   const send = (input) => change(`/api/apps/${encodeURIComponent(domain)}/rows`, { file: pane.file, index: row.index, input }, id);
 
   const marks = element("div", { class: "marks" });
-  if (locked) marks.append(element("span", { class: "locked" }, "Set by your administrator"));
+  if (locked) marks.append(element("span", { class: "locked" }, words.administrator));
   // "Changed" and its reset only where the bundle gives a default to go back to.
   else if (row.source === "stored" && row.key && "defaultValue" in row) {
-    marks.append(element("span", { class: "changed" }, "Changed"),
+    marks.append(element("span", { class: "changed" }, words.changed),
       element("button", { class: "reset", type: "button",
-        onclick: () => change(`/api/apps/${encodeURIComponent(domain)}/rows/reset`, { file: pane.file, index: row.index }, id) }, "Reset to default"));
+        onclick: () => change(`/api/apps/${encodeURIComponent(domain)}/rows/reset`, { file: pane.file, index: row.index }, id) }, words.reset));
   }
 
   switch (control.kind) {
@@ -329,7 +366,7 @@ function renderRow(domain, pane, row, keep) {
         autocorrect: control.autocorrection === "No" ? "off" : "on",
         spellcheck: control.autocorrection === "No" ? "false" : "true",
         autocomplete: control.secure ? "new-password" : "off",
-        placeholder: control.secure ? (isSet ? "Set — type to replace" : "Not set") : "",
+        placeholder: control.secure ? (isSet ? words.secureSet : words.secureUnset) : "",
         disabled: locked,
         oninput: (event) => { event.target.dataset.dirty = "true"; },
         // Committed: from now on the field shows what the daemon stored (the new text, or the old one back).
@@ -380,7 +417,7 @@ function renderChoices(domain, pane, row, keep) {
 // ---------------------------------------------------------------- other domains
 
 async function renderPlain(domain) {
-  setHeader(domain, "/", "Settings");
+  setHeader(domain, "/", words.settings);
   languageSelect.hidden = true;
   watched = { all: false, domains: new Set([domain]) };
   const data = await getJSON(`/api/domains/${encodeURIComponent(domain)}`);
@@ -391,7 +428,7 @@ async function renderPlain(domain) {
   const rows = data.keys.map((entry) => {
     const id = `key-${entry.key}`.replace(/[^A-Za-z0-9_-]/g, "_");
     let editor;
-    if (entry.secret) editor = element("span", { class: "detail" }, "Secure value, set");
+    if (entry.secret) editor = element("span", { class: "detail" }, words.secureValue);
     else if (!entry.editable) editor = element("span", { class: "detail key" }, entry.text);
     else if (entry.type === "bool") {
       editor = element("input", { type: "checkbox", role: "switch", id: `${id}-input`, "aria-label": entry.key, checked: entry.text === "true",
@@ -403,14 +440,14 @@ async function renderPlain(domain) {
     }
     return element("div", { class: "row", id, "data-key": entry.key, "data-type": entry.type },
       element("span", { class: "title key" }, entry.key), element("span", { class: "type" }, entry.type), editor,
-      entry.forced ? element("div", { class: "marks" }, "Set by your administrator") : null,
-      entry.forced ? null : element("button", { class: "delete", type: "button", "aria-label": `Delete ${entry.key}`,
-        onclick: () => change(`/api/domains/${encodeURIComponent(domain)}/keys/delete`, { key: entry.key }, errorId) }, "Delete"));
+      entry.forced ? element("div", { class: "marks" }, words.administrator) : null,
+      entry.forced ? null : element("button", { class: "delete", type: "button", "aria-label": words.deleteKey(entry.key),
+        onclick: () => change(`/api/domains/${encodeURIComponent(domain)}/keys/delete`, { key: entry.key }, errorId) }, words.delete));
   });
 
-  const keyField = element("input", { id: "new-key", placeholder: "Key", required: true, "aria-label": "New key" });
-  const typeField = element("select", { id: "new-type", "aria-label": "Type" }, data.types.map((type) => element("option", { value: type }, type)));
-  const valueField = element("input", { id: "new-value", placeholder: "Value", "aria-label": "Value" });
+  const keyField = element("input", { id: "new-key", placeholder: words.key, required: true, "aria-label": words.newKey });
+  const typeField = element("select", { id: "new-type", "aria-label": words.type }, data.types.map((type) => element("option", { value: type }, type)));
+  const valueField = element("input", { id: "new-value", placeholder: words.value, "aria-label": words.value });
   // The fields are read by id when the form is sent: a re-render keeps the ones being filled in.
   const form = element("form", { class: "add-key", onsubmit: async (event) => {
     event.preventDefault();
@@ -419,11 +456,11 @@ async function renderPlain(domain) {
       field("new-key").value = "";
       field("new-value").value = "";
     }
-  } }, keyField, typeField, valueField, element("button", { class: "add", type: "submit" }, "Add"));
+  } }, keyField, typeField, valueField, element("button", { class: "add", type: "submit" }, words.add));
 
   return element("div", { class: "plain", "data-domain": domain },
-    group("Keys", null, rows.length ? rows : [element("div", { class: "row disabled" }, element("span", { class: "title" }, "No keys"))]),
-    group("Add a key", null, [form]),
+    group(words.keys, null, rows.length ? rows : [element("div", { class: "row disabled" }, element("span", { class: "title" }, words.noKeys))]),
+    group(words.addKey, null, [form]),
     message);
 }
 
@@ -436,6 +473,8 @@ function refreshSoon() {
   queueMicrotask(() => { refreshQueued = false; render(); });
 }
 
+// Whether the status line says the page lost the app (not the daemon): the page reconnects and re-renders.
+let appUnreachable = false;
 function showStatus(text) {
   statusLine.hidden = !text;
   statusLine.textContent = text ?? "";
@@ -447,7 +486,7 @@ function listen() {
   socket.onmessage = (message) => {
     const notice = JSON.parse(message.data);
     if (notice.type === "daemon") {
-      showStatus(notice.reachable ? null : "defaultsd is not running; waiting for it to come back…");
+      showStatus(notice.reachable ? null : words.daemonGone);
       if (notice.reachable && wasReachable === false) refreshSoon();
       wasReachable = notice.reachable;
     } else if (notice.type === "bundles") {
@@ -457,10 +496,16 @@ function listen() {
     }
   };
   socket.onclose = () => {
-    showStatus("The Settings app is not reachable; reconnecting…");
+    appUnreachable = true;
+    showStatus(words.appGone);
     setTimeout(listen, 1000);
   };
-  socket.onopen = () => { if (statusLine.textContent.startsWith("The Settings app")) { showStatus(null); refreshSoon(); } };
+  socket.onopen = () => {
+    if (!appUnreachable) return;
+    appUnreachable = false;
+    showStatus(null);
+    refreshSoon();
+  };
 }
 
 render();
