@@ -38,7 +38,7 @@ BINDIR     = $(PREFIX)/bin
 UNITDIR    = $(PREFIX)/lib/systemd
 DATADIR    = $(PREFIX)/share/defaultsd
 
-.PHONY: all build run test settings bench fuzz install clean deps-build deps-test deps-bench
+.PHONY: all build run test example settings bench fuzz install clean deps-build deps-test deps-bench
 
 all: build
 
@@ -80,6 +80,18 @@ test: deps-test
 	@[ -d "$(SHARED_CORPUS)/settings-bundles" ] && [ -d "$(SHARED_CORPUS)/json-test-suite" ] || \
 		echo "Note: no shared corpus at $(SHARED_CORPUS); the tests built on it are skipped, every other test runs."
 	$(SWIFT) test --disable-xctest
+	$(MAKE) example
+
+# Examples/ClientApp built as an app outside this repository builds: in a folder of its own, with
+# this checkout linked beside it as `defaultsd` (a path dependency's identity is its folder's
+# name). Without the Makefile's static linking, as a dependent package sees the manifest.
+EXAMPLE_DIR ?= $(or $(TMPDIR),/tmp)/defaultsd-example
+example: deps-build
+	rm -rf "$(EXAMPLE_DIR)" && mkdir -p "$(EXAMPLE_DIR)"
+	ln -s "$(CURDIR)" "$(EXAMPLE_DIR)/defaultsd"
+	cp -R Examples/ClientApp "$(EXAMPLE_DIR)/ClientApp"
+	cd "$(EXAMPLE_DIR)/ClientApp" && env -u DEFAULTSD_STATIC_EXECUTABLES $(SWIFT) build
+	@echo "Examples/ClientApp builds as a client app: $(EXAMPLE_DIR)/ClientApp/.build/debug/ClientApp"
 
 bench: deps-bench
 	$(SWIFT) build $(RELEASE) --product defaultsd
