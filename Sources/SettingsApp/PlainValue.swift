@@ -74,6 +74,57 @@ struct PlainValue: Equatable {
         return WireValue.json(value)
     }
 
+    // MARK: Trees: arrays and dictionaries, element by element
+
+    /// A value as the editor's tree shows it: a scalar as `{"type","text"}`, an array as
+    /// `{"type":"array","items":[…]}`, a dictionary as `{"type":"dictionary","entries":[{"key","value"}]}`
+    /// in key order. Every element keeps its own type, so the page can edit any of them, at any
+    /// depth, and send the whole tree back (``value(tree:)``).
+    static func tree(_ value: PlistValue) -> JSON {
+        switch value {
+        case .array(let items): return ["type": "array", "items": .array(items.map(tree))]
+        case .dictionary(let members):
+            return ["type": "dictionary", "entries": .array(members.sorted { $0.key < $1.key }.map { ["key": .string($0.key), "value": tree($0.value)] })]
+        default:
+            let plain = PlainValue(wire: WireValue.json(value))
+            return ["type": .string(plain.type), "text": .string(plain.text)]
+        }
+    }
+
+    /// The most containers a tree from the page may nest: the daemon's own limit for files.
+    static let maximumTreeDepth = PropertyListLimits.maximumDepth
+
+    /// The value of a tree the page sent, each scalar read in ``ValueSyntax``'s forms by
+    /// ``wire(type:text:)``; a refusal names the element (`list[2].name`).
+    static func value(tree: JSON, at path: String = "", depth: Int = 0) throws -> PlistValue {
+        guard depth <= maximumTreeDepth else { throw RowInput.Refused(description: "nested deeper than \(maximumTreeDepth) levels") }
+        guard case .string(let type)? = tree["type"] else { throw RowInput.Refused(description: "\(path.isEmpty ? "the value" : path) has no type") }
+        switch type {
+        case "array":
+            guard case .array(let items)? = tree["items"] else { throw RowInput.Refused(description: "\(path) has no items") }
+            return .array(try items.enumerated().map { index, item in try value(tree: item, at: "\(path)[\(index)]", depth: depth + 1) })
+        case "dictionary":
+            guard case .array(let entries)? = tree["entries"] else { throw RowInput.Refused(description: "\(path) has no entries") }
+            var members: [String: PlistValue] = [:]
+            for entry in entries {
+                guard case .string(let key)? = entry["key"], let element = entry["value"] else {
+                    throw RowInput.Refused(description: "an entry of \(path.isEmpty ? "the dictionary" : path) has no key")
+                }
+                guard !key.isEmpty else { throw RowInput.Refused(description: "an entry of \(path.isEmpty ? "the dictionary" : path) has an empty key") }
+                guard members[key] == nil else { throw RowInput.Refused(description: "\(path.isEmpty ? "the dictionary" : path) has the key \"\(key)\" twice") }
+                members[key] = try value(tree: element, at: path.isEmpty ? key : "\(path).\(key)", depth: depth + 1)
+            }
+            return .dictionary(members)
+        default:
+            guard case .string(let text)? = tree["text"] else { throw RowInput.Refused(description: "\(path) has no text") }
+            do {
+                return try WireValue.decode(try wire(type: type, text: text))
+            } catch let refused as RowInput.Refused {
+                throw RowInput.Refused(description: path.isEmpty ? refused.description : "\(path): \(refused.description)")
+            }
+        }
+    }
+
     private static func compact(_ value: JSON) -> String {
         var writer = JSONWriter()
         writer.json(value)

@@ -110,6 +110,11 @@ struct SettingsAPI: Sendable {
                     "forced": .bool(forced.contains(key)), "secret": .bool(secret.contains(key)),
                 ]
                 if !secret.contains(key) { entry["text"] = .string(plain.text) }
+                // Arrays and dictionaries come as trees too, which the page edits element by element.
+                if !plain.isScalar, !secret.contains(key), let decoded = try? WireValue.decode(value) {
+                    entry["tree"] = PlainValue.tree(decoded)
+                    entry["editable"] = .bool(!forced.contains(key))
+                }
                 keys.append(.object(entry))
             }
         }
@@ -161,17 +166,26 @@ struct SettingsAPI: Sendable {
         _ = try await ask(.request(.remove, ["domain": .string(owner), "key": .string(row.key ?? "")]))
     }
 
-    /// The plain editor sets a scalar, typed as the page says.
+    /// The plain editor sets a key: a scalar typed as the page says (`type`, `text`), or a whole
+    /// array or dictionary as the page's tree (`tree`), each element with its own type.
     func setPlain(_ domain: String, body: JSON) async throws {
-        guard case .string(let key)? = body["key"], case .string(let type)? = body["type"], case .string(let text)? = body["text"] else {
-            throw Failure(status: .badRequest, code: "bad_request", message: "expected key, type and text")
+        guard case .string(let key)? = body["key"] else { throw Failure(status: .badRequest, code: "bad_request", message: "expected a key") }
+        let type: String
+        if case .string(let named)? = body["type"] { type = named } else if case .string(let named)? = body["tree"]?["type"] { type = named } else {
+            throw Failure(status: .badRequest, code: "bad_request", message: "expected type and text, or a tree")
         }
         if try await secureKeys(of: domain).contains(key), type != "string" {
             throw Failure(status: .unprocessableContent, code: "invalid_value", message: "\(key) is a secure text value")
         }
         let value: JSON
         do {
-            value = try PlainValue.wire(type: type, text: text)
+            if let tree = body["tree"] {
+                value = WireValue.json(try PlainValue.value(tree: tree))
+            } else if case .string(let text)? = body["text"] {
+                value = try PlainValue.wire(type: type, text: text)
+            } else {
+                throw Failure(status: .badRequest, code: "bad_request", message: "expected type and text, or a tree")
+            }
         } catch let refused as RowInput.Refused {
             throw Failure(status: .unprocessableContent, code: "invalid_value", message: refused.description)
         }

@@ -303,6 +303,62 @@ struct SettingsBrowserTests {
         #expect(try FinishedRun.run(probe, ["get", domain, "rank"], environment: environment).output == "String Admiral\n")
     }
 
+    @Test("Other domains edits a nested array and a dictionary element by element, at any depth, keeping every element's type; its columns are aligned")
+    func theOtherDomainsEditorEditsNestedValues() async throws {
+        let stage = try await Stage()
+        defer { stage.finish() }
+        let domain = "com.example.nested"
+        _ = try stage.request(#"{"op":"apply","domain":"\#(domain)","set":{"list":[1,"two",[3.5]],"map":{"a":{"b":false}},"name":"x","count":5}}"#)
+        try await stage.open("/domains/\(domain)")
+        let b = stage.browser
+        let value = { (key: String) in try stage.value(key, in: domain) }
+        let changed = { (key: String, expected: PlistValue) async throws in try await stage.waitForValue(key, expected, in: domain) }
+
+        // The type badges of every row start at the same place.
+        let lefts = try await b.run("return [...new Set([...document.querySelectorAll('.plain .row > .type')].map(t => Math.round(t.getBoundingClientRect().left)))].length") as? Int
+        #expect(lefts == 1)
+
+        // An element's text, its type kept: "two" → "deux", still a string; 1 stays an integer.
+        try await b.replaceText("#key-list-1-input", with: "deux" + Chromium.enterKey)
+        try await changed("list", .array([.integer(1), .string("deux"), .array([.real(3.5)])]))
+        // An element added to the nested array, then typed as an integer.
+        try await b.wait(until: "return document.querySelector('#key-list-2-add') !== null", "the nested array")
+        try await b.click("#key-list-2-add")
+        try await changed("list", .array([.integer(1), .string("deux"), .array([.real(3.5), .string("")])]))
+        try await b.wait(until: "return document.querySelector('#key-list-2-1-type') !== null", "the new element")
+        try await b.run("const t = document.getElementById('key-list-2-1-type'); t.value = 'integer'; t.dispatchEvent(new Event('change'));")
+        try await changed("list", .array([.integer(1), .string("deux"), .array([.real(3.5), .integer(0)])]))
+        try await b.wait(until: "return document.querySelector('#key-list-2-1-input')?.value === '0'", "the integer element")
+        try await b.replaceText("#key-list-2-1-input", with: "4" + Chromium.enterKey)
+        try await changed("list", .array([.integer(1), .string("deux"), .array([.real(3.5), .integer(4)])]))
+        // Reordered: the first element moved down; then removed.
+        try await b.click("[data-path='0'] .down")
+        try await changed("list", .array([.string("deux"), .integer(1), .array([.real(3.5), .integer(4)])]))
+        try await b.wait(until: "return document.querySelector('#key-list-1-input')?.value === '1'", "the moved element")
+        try await b.click("#key-list-tree > [data-path='1'] .remove")
+        try await changed("list", .array([.string("deux"), .array([.real(3.5), .integer(4)])]))
+
+        // The dictionary: a nested boolean switched on, an entry added and renamed, typed as a real.
+        try await b.wait(until: "return document.querySelector('#key-map-0-0-input') !== null", "the nested dictionary")
+        try await b.click("#key-map-0-0-input")
+        try await changed("map", .dictionary(["a": .dictionary(["b": .bool(true)])]))
+        try await b.wait(until: "return document.querySelector('#key-map-add') !== null", "the dictionary")
+        try await b.click("#key-map-add")
+        try await changed("map", .dictionary(["a": .dictionary(["b": .bool(true)]), "key": .string("")]))
+        try await b.wait(until: "return document.querySelector('#key-map-1-key-input')?.value === 'key'", "the new entry")
+        try await b.replaceText("#key-map-1-key-input", with: "warp" + Chromium.enterKey)
+        try await changed("map", .dictionary(["a": .dictionary(["b": .bool(true)]), "warp": .string("")]))
+        try await b.wait(until: "return document.querySelector('#key-map-1-type') !== null", "the renamed entry")
+        try await b.run("const t = document.getElementById('key-map-1-type'); t.value = 'real'; t.dispatchEvent(new Event('change'));")
+        try await b.wait(until: "return document.querySelector('#key-map-1-input') !== null", "the real entry")
+        try await b.replaceText("#key-map-1-input", with: "9.5" + Chromium.enterKey)
+        try await changed("map", .dictionary(["a": .dictionary(["b": .bool(true)]), "warp": .real(9.5)]))
+        // A value of the wrong type is refused with the element named, and nothing changes.
+        try await b.replaceText("#key-map-1-input", with: "fast" + Chromium.enterKey)
+        try await b.wait(until: "return document.getElementById('plain-error').textContent.includes('warp')", "the refusal")
+        #expect(try value("map") == .dictionary(["a": .dictionary(["b": .bool(true)]), "warp": .real(9.5)]))
+    }
+
     @Test func theOtherDomainsEditorKeepsEachType() async throws {
         let stage = try await Stage()
         defer { stage.finish() }

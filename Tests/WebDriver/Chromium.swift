@@ -147,15 +147,25 @@ public final class Chromium: @unchecked Sendable {
         return id
     }
 
+    /// Clicks an element; one replaced by a re-render before the click is found again once.
     public func click(_ selector: String) async throws {
-        let id = try await element(selector)
-        try await command("POST", "/element/\(id)/click")
+        do {
+            try await command("POST", "/element/\(try await element(selector))/click")
+        } catch let failure as Failure where failure.description.contains("stale element reference") {
+            try await command("POST", "/element/\(try await element(selector))/click")
+        }
     }
 
     /// Types into an element as a person does (keys, then whatever `keys` ends with, e.g. Enter).
+    /// An element that a re-render replaced between finding it and typing (WebDriver's "stale
+    /// element reference", before any key is typed) is found again once, as a person would look
+    /// at the field again.
     public func type(_ selector: String, _ text: String) async throws {
-        let id = try await element(selector)
-        try await command("POST", "/element/\(id)/value", ["text": text])
+        do {
+            try await command("POST", "/element/\(try await element(selector))/value", ["text": text])
+        } catch let failure as Failure where failure.description.contains("stale element reference") {
+            try await command("POST", "/element/\(try await element(selector))/value", ["text": text])
+        }
     }
 
     /// Types at a person's speed into whatever has the focus: one key at a time (WebDriver's

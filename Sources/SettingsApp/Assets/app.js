@@ -28,6 +28,8 @@ const WORDS = {
     secureSet: "Set — type to replace", secureUnset: "Not set", secureValue: "Secure value, set",
     delete: "Delete", deleteKey: (key) => `Delete ${key}`, key: "Key", newKey: "New key", type: "Type", value: "Value", add: "Add",
     keys: "Keys", noKeys: "No keys", addKey: "Add a key", language: "Language",
+    addElement: "Add an element", addEntry: "Add an entry", moveUp: "Move up", moveDown: "Move down", remove: "Remove",
+    count: (n, type) => type === "array" ? `${n} ${n === 1 ? "element" : "elements"}` : `${n} ${n === 1 ? "entry" : "entries"}`,
     daemonGone: "defaultsd is not running; waiting for it to come back…", appGone: "The Settings app is not reachable; reconnecting…",
   },
   fr: {
@@ -38,6 +40,8 @@ const WORDS = {
     secureSet: "Défini — tapez pour remplacer", secureUnset: "Non défini", secureValue: "Valeur protégée, définie",
     delete: "Supprimer", deleteKey: (key) => `Supprimer ${key}`, key: "Clé", newKey: "Nouvelle clé", type: "Type", value: "Valeur", add: "Ajouter",
     keys: "Clés", noKeys: "Aucune clé", addKey: "Ajouter une clé", language: "Langue",
+    addElement: "Ajouter un élément", addEntry: "Ajouter une entrée", moveUp: "Monter", moveDown: "Descendre", remove: "Retirer",
+    count: (n, type) => type === "array" ? `${n} ${n === 1 ? "élément" : "éléments"}` : `${n} ${n === 1 ? "entrée" : "entrées"}`,
     daemonGone: "defaultsd ne tourne pas ; en attente de son retour…", appGone: "L’app Réglages est injoignable ; reconnexion…",
   },
 };
@@ -421,14 +425,24 @@ async function renderPlain(domain) {
   languageSelect.hidden = true;
   watched = { all: false, domains: new Set([domain]) };
   const data = await getJSON(`/api/domains/${encodeURIComponent(domain)}`);
+  plainTrees.clear();
   const errorId = `plain-${domain}`;
   const message = element("p", { class: "error", role: "alert", id: "plain-error" }, rowErrors.get(errorId) ?? "");
-  const set = (key, type, text) => change(`/api/domains/${encodeURIComponent(domain)}/keys`, { key, type, text }, errorId);
+  const set = (key, type, text) => change(`/api/domains/${encodeURIComponent(domain)}/keys`,
+    type === "array" || type === "dictionary" ? { key, tree: emptyNode(type) } : { key, type, text }, errorId);
+  const setTree = (key, tree) => change(`/api/domains/${encodeURIComponent(domain)}/keys`, { key, tree }, errorId);
 
   const rows = data.keys.map((entry) => {
     const id = `key-${entry.key}`.replace(/[^A-Za-z0-9_-]/g, "_");
     let editor;
+    let tree = null;
     if (entry.secret) editor = element("span", { class: "detail" }, words.secureValue);
+    else if (entry.tree && entry.editable) {
+      // The whole value is edited as a copy, and sent back whole at each change.
+      plainTrees.set(entry.key, structuredClone(entry.tree));
+      editor = element("span", { class: "detail" }, words.count((entry.tree.items ?? entry.tree.entries).length, entry.tree.type));
+      tree = renderTree(entry.key, [], id, (key) => setTree(key, plainTrees.get(key)), [...data.types, "array", "dictionary"]);
+    }
     else if (!entry.editable) editor = element("span", { class: "detail key" }, entry.text);
     else if (entry.type === "bool") {
       editor = element("input", { type: "checkbox", role: "switch", id: `${id}-input`, "aria-label": entry.key, checked: entry.text === "true",
@@ -442,11 +456,13 @@ async function renderPlain(domain) {
       element("span", { class: "title key" }, entry.key), element("span", { class: "type" }, entry.type), editor,
       entry.forced ? element("div", { class: "marks" }, words.administrator) : null,
       entry.forced ? null : element("button", { class: "delete", type: "button", "aria-label": words.deleteKey(entry.key),
-        onclick: () => change(`/api/domains/${encodeURIComponent(domain)}/keys/delete`, { key: entry.key }, errorId) }, words.delete));
+        onclick: () => change(`/api/domains/${encodeURIComponent(domain)}/keys/delete`, { key: entry.key }, errorId) }, words.delete),
+      tree);
   });
 
   const keyField = element("input", { id: "new-key", placeholder: words.key, required: true, "aria-label": words.newKey });
-  const typeField = element("select", { id: "new-type", "aria-label": words.type }, data.types.map((type) => element("option", { value: type }, type)));
+  const typeField = element("select", { id: "new-type", "aria-label": words.type },
+    [...data.types, "array", "dictionary"].map((type) => element("option", { value: type }, type)));
   const valueField = element("input", { id: "new-value", placeholder: words.value, "aria-label": words.value });
   // The fields are read by id when the form is sent: a re-render keeps the ones being filled in.
   const form = element("form", { class: "add-key", onsubmit: async (event) => {
@@ -462,6 +478,97 @@ async function renderPlain(domain) {
     group(words.keys, null, rows.length ? rows : [element("div", { class: "row disabled" }, element("span", { class: "title" }, words.noKeys))]),
     group(words.addKey, null, [form]),
     message);
+}
+
+// The arrays and dictionaries the Other domains editor shows now, by key: each is edited in
+// place and sent whole. The tree's fields find their element through this map and a path of
+// indices when they are used, never through what they captured when drawn: a field that
+// keepFields kept across a re-render then still edits the value as it is now.
+const plainTrees = new Map();
+
+function nodeAt(key, path) {
+  let node = plainTrees.get(key);
+  for (const step of path) node = node.type === "array" ? node.items[step] : node.entries[step].value;
+  return node;
+}
+
+// An array or a dictionary, element by element, to any depth: each element shows its index (or
+// its key, editable), its type (which can be changed), its value (a field, a switch, or the
+// elements of a nested container below it), and buttons to move (in an array) and remove it.
+// Every change edits the tree in place and calls `send(key)`, which sends the whole value.
+function renderTree(key, path, prefix, send, types) {
+  const tree = nodeAt(key, path);
+  const isArray = tree.type === "array";
+  const list = isArray ? tree.items : tree.entries;
+  const container = element("div", { class: "tree", id: `${prefix}-tree`, "data-type": tree.type });
+  const parent = () => nodeAt(key, path);
+  const elements = () => { const node = parent(); return node.type === "array" ? node.items : node.entries; };
+  list.forEach((item, index) => {
+    const here = [...path, index];
+    const id = `${prefix}-${index}`;
+    const node = isArray ? item : item.value;
+    const replace = (fresh) => {
+      const current = parent();
+      if (current.type === "array") current.items[index] = fresh; else current.entries[index].value = fresh;
+      send(key);
+    };
+    const label = isArray
+      ? element("span", { class: "index" }, String(index))
+      : element("input", { type: "text", class: "entry-key key", id: `${id}-key-input`, value: item.key, "aria-label": words.key,
+          oninput: (event) => { event.target.dataset.dirty = "true"; },
+          onchange: (event) => { event.target.dataset.dirty = "false"; parent().entries[index].key = event.target.value; send(key); } });
+    const type = element("select", { class: "element-type", id: `${id}-type`, "aria-label": words.type,
+      onchange: (event) => replace(emptyNode(event.target.value, nodeAt(key, here))) },
+      types.map((name) => element("option", { value: name, selected: name === node.type }, name)));
+    const nested = node.type === "array" || node.type === "dictionary";
+    const value = nested
+      ? element("span", { class: "detail" }, words.count((node.items ?? node.entries).length, node.type))
+      : scalarField(node, `${id}-input`, (text) => { nodeAt(key, here).text = text; send(key); });
+    const buttons = [];
+    if (isArray) {
+      const swap = (other) => { const list = elements(); [list[other], list[index]] = [list[index], list[other]]; send(key); };
+      buttons.push(element("button", { type: "button", class: "up", "aria-label": words.moveUp, disabled: index === 0,
+        onclick: () => swap(index - 1) }, "↑"));
+      buttons.push(element("button", { type: "button", class: "down", "aria-label": words.moveDown, disabled: index === list.length - 1,
+        onclick: () => swap(index + 1) }, "↓"));
+    }
+    buttons.push(element("button", { type: "button", class: "remove", "aria-label": words.remove,
+      onclick: () => { elements().splice(index, 1); send(key); } }, "✕"));
+    container.append(element("div", { class: "element", "data-path": here.join(".") }, label, type, value, ...buttons));
+    if (nested) container.append(renderTree(key, here, id, send, types));
+  });
+  container.append(element("button", { type: "button", class: "add-element", id: `${prefix}-add`, onclick: () => {
+    const current = parent();
+    if (current.type === "array") current.items.push(emptyNode("string"));
+    else {
+      let name = "key", n = 1;
+      while (current.entries.some((entry) => entry.key === name)) name = `key${++n}`;
+      current.entries.push({ key: name, value: emptyNode("string") });
+    }
+    send(key);
+  } }, isArray ? words.addElement : words.addEntry));
+  return container;
+}
+
+// A scalar element's field: a switch for a boolean, else its text, committed through `commit`.
+function scalarField(node, id, commit) {
+  if (node.type === "bool") {
+    return element("input", { type: "checkbox", role: "switch", id, checked: node.text === "true", "aria-label": node.type,
+      onchange: (event) => commit(event.target.checked ? "true" : "false") });
+  }
+  return element("input", { type: "text", id, value: node.text, "aria-label": node.type,
+    oninput: (event) => { event.target.dataset.dirty = "true"; },
+    onchange: (event) => { event.target.dataset.dirty = "false"; commit(event.target.value); } });
+}
+
+// A new element of `type`: a scalar keeps the text it had when only its type changes (the
+// server says so if that text is not of the new type), an empty one starts at the type's zero,
+// a container starts empty.
+function emptyNode(type, previous) {
+  if (type === "array") return { type, items: [] };
+  if (type === "dictionary") return { type, entries: [] };
+  const start = { string: "", integer: "0", real: "0.0", bool: "false", date: new Date().toISOString().replace(/\.\d+Z$/, "Z"), data: "" };
+  return { type, text: previous?.text ? previous.text : start[type] };
 }
 
 // ---------------------------------------------------------------- live
