@@ -452,19 +452,44 @@ struct SettingsBrowserTests {
     }
 
     /// The pictures of docs/SETTINGS-APP.md, made by the test run from the real page.
-    @Test func screenshotsOfBridgeControlInLightAndDark() async throws {
+    /// The pictures of docs/SETTINGS-APP.md, made by the test run from the real page: the root
+    /// list (an app named and drawn by its desktop entry), Bridge Control's pane in light and
+    /// dark, and the Other domains editor with a nested value open.
+    @Test func screenshotsOfTheRootThePaneAndTheOtherDomainsEditor() async throws {
         let stage = try await Stage()
         defer { stage.finish() }
-        try await stage.open("/apps/\(Self.bridge)")
+        let data = stage.daemon.home + "/.local/share"
+        try FileManager.default.createDirectory(atPath: data + "/applications", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: data + "/icons/hicolor/scalable/apps", withIntermediateDirectories: true)
+        try "[Desktop Entry]\nType=Application\nName=Bridge Control\nIcon=bridge-control\n"
+            .write(toFile: data + "/applications/\(Self.bridge).desktop", atomically: true, encoding: .utf8)
+        try ##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 64 64"><rect width="64" height="64" rx="14" fill="#1f6feb"/><path d="M14 42h36M20 42V28h24v14M26 28v-6h12v6" stroke="#fff" stroke-width="4" fill="none" stroke-linecap="round"/></svg>"##
+            .write(toFile: data + "/icons/hicolor/scalable/apps/bridge-control.svg", atomically: true, encoding: .utf8)
+        _ = try stage.request(#"{"op":"apply","domain":"com.example.editor","set":{"fontSize":14,"theme":"Solarized","wrap":true,"recent":["notes.txt","todo.md"],"window":{"width":1200,"height":800,"maximized":false}}}"#)
         let folder = SharedData.repository.appendingPathComponent("docs/images")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        for dark in [false, true] {
-            try await stage.browser.setColorScheme(dark: dark)
-            let background = try await stage.browser.run("return getComputedStyle(document.body).backgroundColor") as? String
-            #expect(background == (dark ? "rgb(0, 0, 0)" : "rgb(242, 242, 247)"))
-            let png = try await stage.browser.screenshot()
+        let b = stage.browser
+        func save(_ name: String) async throws {
+            let png = try await b.screenshot()
             #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]))
-            try png.write(to: folder.appendingPathComponent("settings-bridge-control-\(dark ? "dark" : "light").png"))
+            try png.write(to: folder.appendingPathComponent(name))
         }
+
+        try await stage.open("/")
+        try await b.wait(until: "const i = document.querySelector('.app img'); return i.complete && i.naturalWidth > 0", "the app's icon")
+        try await save("settings-root-light.png")
+
+        try await stage.open("/apps/\(Self.bridge)")
+        for dark in [false, true] {
+            try await b.setColorScheme(dark: dark)
+            let background = try await b.run("return getComputedStyle(document.body).backgroundColor") as? String
+            #expect(background == (dark ? "rgb(0, 0, 0)" : "rgb(242, 242, 247)"))
+            try await save("settings-bridge-control-\(dark ? "dark" : "light").png")
+        }
+
+        try await b.setColorScheme(dark: false)
+        try await stage.open("/domains/com.example.editor")
+        try await b.wait(until: "return document.querySelector('#key-window-tree') !== null", "the nested dictionary")
+        try await save("settings-other-domains-light.png")
     }
 }
