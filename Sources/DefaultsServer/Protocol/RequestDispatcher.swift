@@ -240,7 +240,7 @@ struct RequestDispatcher {
     private var roamingStatistics: Reply {
         guard let roaming = store.roaming else { return Reply([("state", .string("off"))]) }
         return Reply([
-            ("state", .string(roaming.connection.rawValue)),
+            ("state", .string(roaming.reachability.connection.rawValue)),
             ("host", .string(roaming.hostName)),
             ("prefix", .string(roaming.keys.prefix)),
             ("endpoints", .strings(roaming.endpoints)),
@@ -249,12 +249,12 @@ struct RequestDispatcher {
             ("revision", .integer(roaming.revision)),
             ("queue", .integer(Int64(roaming.queueLength))),
             ("transactions", .integer(Int64(roaming.transactions))),
-            ("watching", .string(roaming.watchedMember.map { roaming.endpoints[$0] })),
-            ("stale", .string(roaming.staleReason)),
-            ("members", .raw(Self.json(roaming.members))),
-            ("latestInCluster", .integer(roaming.latestInCluster)),
-            ("behind", .integer(roaming.revisionsBehind)),
-            ("millisecondsSinceProgress", roaming.lastProgress.map {
+            ("watching", .string(roaming.reachability.watchedMember.map { roaming.endpoints[$0] })),
+            ("stale", .string(roaming.reachability.staleReason)),
+            ("members", .raw(Self.json(roaming.reachability.members))),
+            ("latestInCluster", .integer(roaming.reachability.latestInCluster)),
+            ("behind", .integer(roaming.reachability.revisionsBehind(applied: roaming.revision))),
+            ("millisecondsSinceProgress", roaming.reachability.lastProgress.map {
                 .integer((NIODeadline.now() - $0).nanoseconds / 1_000_000)
             } ?? .string(nil)),
         ])
@@ -262,7 +262,7 @@ struct RequestDispatcher {
 
     /// Each member as the last check found it: `{"endpoint","answers","leader","revision"}`, or
     /// `"problem"` in place of the last three when it gave no status.
-    private static func json(_ members: [RoamingState.MemberReport]) -> [UInt8] {
+    private static func json(_ members: [RoamingReachability.MemberReport]) -> [UInt8] {
         var writer = JSONWriter(capacity: 128 * members.count)
         writer.json(.array(members.map { member in
             var fields: [String: JSON] = ["endpoint": .string(member.endpoint)]

@@ -109,7 +109,7 @@ actor RoamingLink {
             let task = Task { try await self.watchOnce(through: member) }
             watch = (number, member, task)
             health.watchRestarted()
-            _ = try? await onState { $0.watching(through: member) }
+            _ = try? await onState { $0.reachability.watching(through: member) }
             let result = await withTaskCancellationHandler { await task.result } onCancel: { task.cancel() }
             watch = nil
             if Task.isCancelled { return }
@@ -161,7 +161,7 @@ actor RoamingLink {
         try await onState { state in
             state.reached(true)
             if !message.events.isEmpty { state.apply(message) }
-            state.watchDelivered(through: member)
+            state.reachability.watchDelivered(through: member, revision: state.revision)
         }
     }
 
@@ -182,15 +182,15 @@ actor RoamingLink {
                 _ = try? await onState { $0.reached(false, problem: unreachable) }
             }
             guard let watch, let applied = try? await onState({ $0.revision }), self.watch?.number == watch.number else {
-                _ = try? await onState { $0.recordCheck(check, current: false) }
+                _ = try? await onState { $0.reachability.recordCheck(check, current: false) }
                 continue
             }
             let endpoint = etcd.endpoints[watch.member]
             let reason = health.staleReason(watched: watch.member, check: check, applied: applied, endpoint: endpoint)
             let current = reason == nil && check.latestWrite.map { applied >= $0 } == true
             _ = try? await onState { state in
-                state.recordCheck(check, current: current)
-                if let reason { state.watchWentStale(reason) }
+                state.reachability.recordCheck(check, current: current)
+                if let reason { state.reachability.watchWentStale(reason, revision: state.revision) }
             }
             if reason != nil {
                 abandonedWatch = watch.number

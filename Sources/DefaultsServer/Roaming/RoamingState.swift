@@ -19,25 +19,6 @@ import NIOPosix
 /// in between wins, and replaces the local value. A machine's own writes coming back through the
 /// watch are known by their host name and change nothing.
 final class RoamingState {
-    enum Connection: String, Sendable {
-        /// Started, no answer from the cluster yet.
-        case connecting
-        /// The cluster answers and the watch is current.
-        case online
-        /// The cluster answers, but the watch fell behind it (its member froze, or lost its
-        /// leader); the link is resuming it through another member.
-        case stale
-        /// No endpoint answers: local changes are queued.
-        case offline
-    }
-
-    /// One member as the last check of the cluster found it.
-    struct MemberReport: Sendable {
-        var endpoint: String
-        /// Its status, or why it gave none; nil before the first check.
-        var status: Result<EtcdMemberStatus, EtcdError>?
-    }
-
     /// A key of a roaming domain.
     struct LocalKey: Hashable, Sendable {
         var domain: DomainName
@@ -86,19 +67,8 @@ final class RoamingState {
     /// Local changes not yet in etcd, with the sequence number of the latest.
     private var queue: [LocalKey: UInt64] = [:]
     private var sequence: UInt64 = 0
-    /// Whether the cluster answered the last request; nil until the first answer or failure.
-    private var reachable: Bool?
-    /// Why the watch is not current, from the moment a check finds it stale until a watch
-    /// through another member delivers again.
-    private(set) var staleReason: String?
-    /// Each member as the last check found it, in the configured order.
-    private(set) var members: [MemberReport]
-    /// The member the watch runs through, while one runs.
-    private(set) var watchedMember: Int?
-    /// The latest write under the prefix, as the last check read it from the cluster.
-    private(set) var latestInCluster: Int64 = 0
-    /// When the watch last delivered a message, or a check found it current.
-    private(set) var lastProgress: NIODeadline?
+    /// Whether the cluster answers and the watch is current, and what the checks found.
+    let reachability: RoamingReachability
     /// Transactions that wrote (for `stats`, and the benchmark's count per burst).
     private(set) var transactions = 0
     /// Whether the next full read must happen before watching: no revision to resume from, or
@@ -131,6 +101,7 @@ final class RoamingState {
         self.journal = RoamingJournal(files: files)
         self.journalWriter = journalWriter
         self.logger = logger
+        self.reachability = RoamingReachability(endpoints: configuration.endpoints, eventLoop: store.eventLoop, logger: logger)
         let kept = journal.load(prefix: configuration.prefix)
         revision = kept.revision
         seen = kept.seen
@@ -141,19 +112,7 @@ final class RoamingState {
             queue[local] = sequence
         }
         needsFullRead = kept.revision == 0
-        members = configuration.endpoints.map { MemberReport(endpoint: $0) }
     }
-
-    var connection: Connection {
-        switch reachable {
-        case nil: .connecting
-        case false?: .offline
-        case true?: staleReason == nil ? .online : .stale
-        }
-    }
-
-    /// How many revisions under the prefix the cluster holds that this machine has not applied.
-    var revisionsBehind: Int64 { max(0, latestInCluster - revision) }
 
     var queueLength: Int { queue.count }
     var domains: [DomainName] { roamingDomains.sorted() }
@@ -406,61 +365,10 @@ final class RoamingState {
 
     // MARK: - Reachability
 
-    /// Records whether the cluster answered; logs only the changes of state, never each retry.
+    /// Records whether the cluster answered (``RoamingReachability/reached(_:problem:queued:domains:revision:)``),
+    /// with what this machine has queued and applied for the log.
     func reached(_ answered: Bool, problem: String? = nil) {
-        eventLoop.preconditionInEventLoop()
-        guard answered != reachable else { return }
-        let previous = reachable
-        reachable = answered
-        if answered {
-            if previous == false {
-                logger.notice("reached the etcd cluster again; sending the queued changes", metadata: ["queued": "\(queue.count)"])
-            } else {
-                logger.info("roaming through etcd", metadata: [
-                    "domains": "\(domains.map(\.rawValue).joined(separator: ", "))", "revision": "\(revision)"])
-            }
-        } else {
-            logger.warning("lost the etcd cluster; changes to roaming domains are queued until it answers", metadata: [
-                "problem": "\(problem ?? "no answer")"])
-        }
-    }
-
-    /// A watch starts through `member`.
-    func watching(through member: Int) {
-        eventLoop.preconditionInEventLoop()
-        watchedMember = member
-    }
-
-    /// The watch through `member` delivered a message: it is current again if it was stale.
-    func watchDelivered(through member: Int) {
-        eventLoop.preconditionInEventLoop()
-        lastProgress = .now()
-        guard staleReason != nil, watchedMember == member else { return }
-        staleReason = nil
-        logger.notice("the roaming watch is current again", metadata: [
-            "endpoint": "\(endpoints[member])", "revision": "\(revision)"])
-    }
-
-    /// A check of the cluster: what each member said, and the latest write under the prefix.
-    /// `current` is true when the check found the watch caught up with that write.
-    func recordCheck(_ check: WatchHealth.Check, current: Bool) {
-        eventLoop.preconditionInEventLoop()
-        for (index, status) in check.statuses.enumerated() where members.indices.contains(index) {
-            members[index].status = status
-        }
-        if let latest = check.latestWrite { latestInCluster = max(latestInCluster, latest) }
-        if current { lastProgress = .now() }
-    }
-
-    /// A check found the watch stale; logged once, until a watch delivers again, though the
-    /// reason shown is always the latest.
-    func watchWentStale(_ reason: String) {
-        eventLoop.preconditionInEventLoop()
-        let wasStale = staleReason != nil
-        staleReason = reason
-        guard !wasStale else { return }
-        logger.warning("the roaming watch is stale; resuming it through another member", metadata: [
-            "reason": "\(reason)", "revision": "\(revision)"])
+        reachability.reached(answered, problem: problem, queued: queue.count, domains: domains, revision: revision)
     }
 
     // MARK: - The journal
