@@ -326,16 +326,15 @@ final class ConnectionDriver: @unchecked Sendable {
                 logger.warning("get refused", metadata: ["domain": "\(domain)", "error": "\(error.map { "\($0)" } ?? "\(json)")"])
                 return
             }
-            let values = decode(members, of: domain, skipped: "skipped a value the daemon sent") { member throws(DefaultsError) in
-                try WireValue.decode(member)
-            }
+            let values = DaemonMessages.values(members)
+            log(values.skipped, of: domain, "skipped a value the daemon sent")
             var forced: [String: PlistValue] = [:]
             if case .object(let members)? = json["forced"] {
-                forced = decode(members, of: domain, skipped: "skipped a forced value the daemon sent") { member throws(DefaultsError) in
-                    try WireValue.decode(member)
-                }
+                let decoded = DaemonMessages.values(members)
+                log(decoded.skipped, of: domain, "skipped a forced value the daemon sent")
+                forced = decoded.values
             }
-            let tickets = cache.update { $0.load(domain, values: values, generation: generation, forced: forced, origin: origin) }
+            let tickets = cache.update { $0.load(domain, values: values.values, generation: generation, forced: forced, origin: origin) }
             for ticket in tickets { ticket.succeed() }
 
         case .bundleDefaults(let domain, let origin):
@@ -345,10 +344,9 @@ final class ConnectionDriver: @unchecked Sendable {
                 logger.log(level: level, "bundleDefaults refused", metadata: ["domain": "\(domain)", "error": "\(error.map { "\($0)" } ?? "\(json)")"])
                 return
             }
-            let values = decode(members, of: domain, skipped: "skipped a bundle default the daemon sent") { member throws(DefaultsError) in
-                try WireValue.decode(member)
-            }
-            cache.update { ((), $0.setBundleDefaults(values, of: domain, origin: origin)) }
+            let values = DaemonMessages.values(members)
+            log(values.skipped, of: domain, "skipped a bundle default the daemon sent")
+            cache.update { ((), $0.setBundleDefaults(values.values, of: domain, origin: origin)) }
 
         case .write(let sequence, let domain, let ticket):
             let item = queue.removeFirst()
@@ -385,43 +383,24 @@ final class ConnectionDriver: @unchecked Sendable {
     }
 
     private func handleEvent(_ json: JSON, on channel: Channel) {
-        guard EventName(of: json) == .didChange,
-            case .string(let name)? = json["domain"], let host = DomainName.Host(wire: json["host"]),
-            let domain = try? DomainName(name, host: host),
-            case .integer(let generation)? = json["generation"],
-            case .object(let members)? = json["changes"]
-        else { return }
-        guard !awaitingGet.contains(domain) else { return }
-        // `null`: the key was removed.
-        let changes = decode(members, of: domain, skipped: "skipped a value the daemon sent") { member throws(DefaultsError) -> PlistValue? in
-            member == .null ? nil : try WireValue.decode(member)
-        }
-        let origin = self.origin(of: json["origin"])
+        guard let event = DaemonMessages.didChange(json), !awaitingGet.contains(event.domain) else { return }
+        log(event.skipped, of: event.domain, "skipped a value the daemon sent")
+        let origin = DaemonMessages.changeOrigin(event.origin, ownConnection: connectionNumber)
         if origin == .managed {
             // The event holds the keys' effective values; which keys are forced, and the user's
             // own values beneath them, come with the domain.
-            awaitingGet.insert(domain)
-            send(Requests.get(domain), expecting: .get(domain, origin: .managed), on: channel)
+            awaitingGet.insert(event.domain)
+            send(Requests.get(event.domain), expecting: .get(event.domain, origin: .managed), on: channel)
             channel.flush()
             return
         }
-        cache.update { ((), $0.applyEvent(to: domain, generation: generation, changes: changes, origin: origin)) }
+        cache.update { ((), $0.applyEvent(to: event.domain, generation: event.generation, changes: event.changes, origin: origin)) }
     }
 
-    /// Decodes the members of an answer or event; a member that is not a value is logged as
-    /// `skipped` and left out.
-    private func decode<Value>(
-        _ members: [String: JSON], of domain: DomainName, skipped: Logger.Message,
-        _ decodeMember: (JSON) throws(DefaultsError) -> Value
-    ) -> [String: Value] {
-        var values: [String: Value] = [:]
-        values.reserveCapacity(members.count)
-        for (key, member) in members {
-            do throws(DefaultsError) { values[key] = try decodeMember(member) } catch {
-                logger.warning(skipped, metadata: ["domain": "\(domain)", "key": "\(key)", "error": "\(error)"])
-            }
+    private func log(_ skipped: [DaemonMessages.Skipped], of domain: DomainName, _ message: Logger.Message) {
+        for member in skipped {
+            logger.warning(message, metadata: ["domain": "\(domain)", "key": "\(member.key)", "error": "\(member.error)"])
         }
-        return values
     }
 
     /// A domain's bundle layer changed: ask for it again. The answer comes after the event, so it
@@ -432,19 +411,5 @@ final class ConnectionDriver: @unchecked Sendable {
         else { return }
         send(Requests.bundleDefaults(domain), expecting: .bundleDefaults(domain, origin: .settingsBundle), on: channel)
         channel.flush()
-    }
-
-    private func origin(of json: JSON?) -> ChangeOrigin {
-        // No origin, or a source this version does not know: all it can say is that the
-        // domain was found changed.
-        guard let origin = Origin(wire: json) else { return .resynchronized }
-        switch origin.source {
-        case .file: return .file
-        case .managed: return .managed
-        case .roaming: return .roaming(host: origin.host)
-        case .connection:
-            if let number = connectionNumber, UInt64(exactly: number) == origin.connection { return .local }
-            return .remote(ChangeOrigin.Writer(pid: origin.pid, uid: origin.uid, connection: origin.connection, client: origin.client))
-        }
     }
 }
