@@ -77,7 +77,7 @@ public final class DefaultsDaemon: Sendable {
             maximumDomainBytes: configuration.maximumDomainBytes, logger: logger)
         if configuration.roaming.isEnabled {
             store.roaming = RoamingState(
-                store: store, configuration: configuration.roaming, files: files, journalWriter: writer, logger: logger)
+                eventLoop: store.eventLoop, configuration: configuration.roaming, files: files, journalWriter: writer, logger: logger)
         }
         let managedFiles = ManagedPreferenceFiles(
             directory: configuration.managedPreferencesDirectory, userName: DefaultsDaemon.userName, daemonUID: getuid())

@@ -63,9 +63,9 @@ actor RoamingLink {
     /// Starts watching and sending; returns at once.
     func start() async {
         let wake = self.wake
-        _ = try? await onState { state in
+        _ = try? await onStore { state, store in
             state.wakeSender = { wake.yield() }
-            state.takeInChangesMadeWhileStopped()
+            state.takeInChangesMadeWhileStopped(in: store)
         }
         wake.yield()  // the queue kept from the last run
         tasks.append(Task { await self.watchForever() })
@@ -158,9 +158,9 @@ actor RoamingLink {
             }
             return
         }
-        try await onState { state in
+        try await onStore { state, store in
             state.reached(true)
-            if !message.events.isEmpty { state.apply(message) }
+            if !message.events.isEmpty { state.apply(message, to: store) }
             state.reachability.watchDelivered(through: member, revision: state.revision)
         }
     }
@@ -232,12 +232,12 @@ actor RoamingLink {
     private func read(_ domains: [DomainName]?) async throws {
         guard let domains else {
             let range = try await etcd.range(prefix: keys.prefix)
-            try await onState { $0.resynchronize(range) }
+            try await onStore { $0.resynchronize(range, in: $1) }
             return
         }
         for domain in domains {
             let range = try await etcd.range(prefix: keys.domainPrefix(domain))
-            try await onState { $0.resynchronize(range, domains: [domain]) }
+            try await onStore { $0.resynchronize(range, domains: [domain], in: $1) }
         }
     }
 
@@ -254,14 +254,14 @@ actor RoamingLink {
     private func sendQueue() async {
         var delay = RoamingLink.firstRetryDelay
         while !Task.isCancelled {
-            guard let batch = try? await onState({ $0.nextBatch() }) else { return }
+            guard let batch = try? await onStore({ $0.nextBatch(from: $1) }) else { return }
             do {
                 let result = try await etcd.transaction(
                     comparing: batch.items.map { EtcdCompare(key: $0.etcdKey, modRevision: $0.expectedRevision) },
                     success: batch.items.map { .put(key: $0.etcdKey, value: $0.entry) },
                     failure: batch.items.map { .get(key: $0.etcdKey) })
-                try await onState { state in
-                    state.finish(batch, result)
+                try await onStore { state, store in
+                    state.finish(batch, result, in: store)
                     state.reached(true)
                 }
                 delay = RoamingLink.firstRetryDelay
@@ -276,7 +276,16 @@ actor RoamingLink {
 
     /// Runs `body` on the state-owning loop, the only way this type reaches the roaming state.
     private func onState<Result: Sendable>(_ body: @escaping @Sendable (RoamingState) -> Result) async throws -> Result {
+        try await onStore { state, _ in body(state) }
+    }
+
+    /// Runs `body` on the state-owning loop with the store too, for the work that reads or
+    /// changes it (the roaming state keeps no reference to its owner).
+    private func onStore<Result: Sendable>(_ body: @escaping @Sendable (RoamingState, DefaultsStore) -> Result) async throws -> Result {
         let server = self.server
-        return try await stateLoop.submit { body(server.value.store.roaming!) }.get()
+        return try await stateLoop.submit {
+            let store = server.value.store
+            return body(store.roaming!, store)
+        }.get()
     }
 }

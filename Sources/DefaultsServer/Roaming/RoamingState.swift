@@ -9,9 +9,11 @@ import NIOPosix
 /// What this machine knows of the roaming domains' keys in etcd: the last revision applied, the
 /// revision of each key it holds, and the local changes not yet in etcd (the queue).
 ///
-/// Owned by the state-owning event loop, like the store it changes: the store records local
-/// changes here as it applies them, and the ``RoamingLink``, on its own thread, reaches this
-/// type (and through it the store) only by submitting to that loop. Every method checks the loop.
+/// Owned by the store (`DefaultsStore.roaming`), on the state-owning event loop: the store
+/// records local changes here as it applies them, and the ``RoamingLink``, on its own thread,
+/// reaches this type only by submitting to that loop. It keeps no reference to the store: each
+/// method that reads or changes the store is handed it by its caller, so nothing points back at
+/// the owner. Every method checks the loop.
 ///
 /// The rules (docs/ROAMING.md): etcd's order decides, so every machine converges on the value
 /// with the highest revision. A local change is queued and sent in a transaction that holds
@@ -43,7 +45,6 @@ final class RoamingState {
     }
 
     let eventLoop: EventLoop
-    private unowned let store: DefaultsStore
     let hostName: String
     let endpoints: [String]
     let keys: RoamingKeys
@@ -89,11 +90,10 @@ final class RoamingState {
     static let journalDelay = TimeAmount.milliseconds(100)
 
     init(
-        store: DefaultsStore, configuration: RoamingConfiguration, files: DomainFiles, journalWriter: NIOThreadPool,
+        eventLoop: EventLoop, configuration: RoamingConfiguration, files: DomainFiles, journalWriter: NIOThreadPool,
         logger: Logger
     ) {
-        self.eventLoop = store.eventLoop
-        self.store = store
+        self.eventLoop = eventLoop
         self.hostName = configuration.hostName
         self.endpoints = configuration.endpoints
         self.keys = RoamingKeys(prefix: configuration.prefix)
@@ -101,7 +101,7 @@ final class RoamingState {
         self.journal = RoamingJournal(files: files)
         self.journalWriter = journalWriter
         self.logger = logger
-        self.reachability = RoamingReachability(endpoints: configuration.endpoints, eventLoop: store.eventLoop, logger: logger)
+        self.reachability = RoamingReachability(endpoints: configuration.endpoints, eventLoop: eventLoop, logger: logger)
         let kept = journal.load(prefix: configuration.prefix)
         revision = kept.revision
         seen = kept.seen
@@ -135,21 +135,21 @@ final class RoamingState {
 
     /// Queues the effective changes of a roaming domain made on this machine (any source but
     /// roaming itself). Called by the store as it applies them.
-    func recordLocal(_ changes: Changeset) {
+    func recordLocal(_ changes: Changeset, in store: DefaultsStore) {
         eventLoop.preconditionInEventLoop()
         var keys: [String] = []
         changes.forEachChange { key, _ in keys.append(key) }
-        enqueue(keys, of: changes.domain)
+        enqueue(keys, of: changes.domain, in: store)
     }
 
     /// Queues keys of a domain to be sent (their values are read when the transaction is built),
     /// and wakes the sender if it waits.
-    private func enqueue(_ keys: [String], of domain: DomainName) {
+    private func enqueue(_ keys: [String], of domain: DomainName, in store: DefaultsStore) {
         for key in keys {
             sequence += 1
             queue[LocalKey(domain: domain, key: key)] = sequence
         }
-        markJournal()
+        markJournal(store)
         if senderIdle {
             senderIdle = false
             wakeSender?()
@@ -158,7 +158,7 @@ final class RoamingState {
 
     /// The next transaction's changes, or nil when the queue is empty (the sender then waits
     /// for a wake).
-    func nextBatch() -> Batch? {
+    func nextBatch(from store: DefaultsStore) -> Batch? {
         eventLoop.preconditionInEventLoop()
         guard !queue.isEmpty else {
             senderIdle = true
@@ -179,7 +179,7 @@ final class RoamingState {
     /// Takes in a transaction's outcome. On success the keys are at its revision; on failure,
     /// each key whose guard failed holds a newer write: another machine's wins and replaces the
     /// local value (one changeset per domain), a lost answer about our own keeps it queued.
-    func finish(_ batch: Batch, _ result: EtcdTransactionResult) {
+    func finish(_ batch: Batch, _ result: EtcdTransactionResult, in store: DefaultsStore) {
         eventLoop.preconditionInEventLoop()
         if result.succeeded {
             transactions += 1
@@ -209,9 +209,9 @@ final class RoamingState {
                 queue[item.local] = nil
                 remote.add(item.local, entry, revision: found)
             }
-            apply(remote)
+            apply(remote, to: store)
         }
-        markJournal()
+        markJournal(store)
     }
 
     // MARK: - Remote changes
@@ -219,14 +219,14 @@ final class RoamingState {
     /// Applies a watch message: each revision's changes, one changeset per domain, announced
     /// with the writing machine's host name. Our own writes and what this machine already has
     /// are skipped.
-    func apply(_ message: EtcdWatchMessage) {
+    func apply(_ message: EtcdWatchMessage, to store: DefaultsStore) {
         eventLoop.preconditionInEventLoop()
         var remote = RemoteChanges()
         var currentRevision: Int64 = 0
         for event in message.events {
             let revisionOfEvent = event.keyValue.modRevision
             if revisionOfEvent != currentRevision {
-                apply(remote)
+                apply(remote, to: store)
                 remote = RemoteChanges()
                 currentRevision = revisionOfEvent
             }
@@ -254,15 +254,15 @@ final class RoamingState {
             queue[LocalKey(domain: local.domain, key: local.key)] = nil
             remote.add(LocalKey(domain: local.domain, key: local.key), entry, revision: revisionOfEvent)
         }
-        apply(remote)
-        markJournal()
+        apply(remote, to: store)
+        markJournal(store)
     }
 
     /// Makes the given domains equal to what etcd holds (`range`), as one changeset per domain:
     /// after a compaction, at the first start, and for a domain that starts roaming. Keys only
     /// this machine has are queued to be sent; keys with a queued change are left to the guarded
     /// transaction. A full read (every roaming domain) also moves the watch to its revision.
-    func resynchronize(_ range: EtcdRange, domains: [DomainName]? = nil) {
+    func resynchronize(_ range: EtcdRange, domains: [DomainName]? = nil, in store: DefaultsStore) {
         eventLoop.preconditionInEventLoop()
         let chosen = Set(domains ?? Array(roamingDomains)).intersection(roamingDomains)
         var inEtcd: [DomainName: [String: (entry: RoamingKeys.Entry, revision: Int64)]] = [:]
@@ -283,15 +283,15 @@ final class RoamingState {
                 synced[keys.etcdKey(domain: domain, key: key)] = RoamingKeys.digest(found.entry.value)
                 if values[key] != found.entry.value { remote.add(local, found.entry, revision: found.revision) }
             }
-            apply(remote)
+            apply(remote, to: store)
             let onlyHere = values.keys.filter { remoteKeys[$0] == nil && queue[LocalKey(domain: domain, key: $0)] == nil }
-            if !onlyHere.isEmpty { enqueue(onlyHere, of: domain) }
+            if !onlyHere.isEmpty { enqueue(onlyHere, of: domain, in: store) }
         }
         if domains == nil {
             revision = max(revision, range.revision)
             needsFullRead = false
         }
-        markJournal()
+        markJournal(store)
     }
 
     /// Queues the keys of roaming domains whose value differs from the one this machine last
@@ -299,7 +299,7 @@ final class RoamingState {
     /// because the daemon was killed between the two, or because the file was edited while the
     /// daemon was stopped. Called once at start, before the sender runs; each is then sent,
     /// guarded like any local change, so a newer write from another machine still wins.
-    func takeInChangesMadeWhileStopped() {
+    func takeInChangesMadeWhileStopped(in store: DefaultsStore) {
         eventLoop.preconditionInEventLoop()
         guard journalKeptDigests else { return }
         var found = 0
@@ -318,7 +318,7 @@ final class RoamingState {
             }
             guard !changed.isEmpty else { continue }
             found += changed.count
-            enqueue(changed.sorted(), of: domain)
+            enqueue(changed.sorted(), of: domain, in: store)
         }
         if found > 0 {
             logger.notice("sending changes that reached the domain files while no journal recorded them", metadata: ["keys": "\(found)"])
@@ -344,7 +344,7 @@ final class RoamingState {
         }
     }
 
-    private func apply(_ remote: RemoteChanges) {
+    private func apply(_ remote: RemoteChanges, to store: DefaultsStore) {
         for (_, change) in remote.byDomain.sorted(by: { $0.key < $1.key }) {
             let domain = change.changes.domain
             guard roamingDomains.contains(domain) else { continue }
@@ -375,14 +375,14 @@ final class RoamingState {
 
     /// Writes the journal soon, after the domain files it describes are durable: never a
     /// revision ahead of the values applied from it, nor a queue behind what it must send.
-    private func markJournal() {
+    private func markJournal(_ store: DefaultsStore) {
         journalDirty = true
         guard !journalScheduled else { return }
         journalScheduled = true
-        eventLoop.assumeIsolated().scheduleTask(in: RoamingState.journalDelay) { [self] in writeJournal() }
+        eventLoop.assumeIsolated().scheduleTask(in: RoamingState.journalDelay) { [self] in writeJournal(store) }
     }
 
-    private func writeJournal() {
+    private func writeJournal(_ store: DefaultsStore) {
         journalDirty = false
         let contents = journalContents
         let journal = self.journal
@@ -394,7 +394,7 @@ final class RoamingState {
                 journalDirty = true
             }
             journalScheduled = false
-            if journalDirty { markJournal() }
+            if journalDirty { markJournal(store) }
         }
     }
 

@@ -185,7 +185,7 @@ final class DefaultsStore {
         let generation = table[index].generation
         writeBehind.markDirty(changeset.domain)
         notifier.publish(effective, generation: generation, origin: origin)
-        if let roaming, origin.source != .roaming, roaming.roams(changeset.domain) { roaming.recordLocal(effective) }
+        if let roaming, origin.source != .roaming, roaming.roams(changeset.domain) { roaming.recordLocal(effective, in: self) }
         return generation
     }
 
