@@ -8,9 +8,10 @@ import NIOPosix
 /// The connection to the daemon: connects, reconnects with backoff, sends the outbox in order and
 /// matches each response to its request by position.
 ///
-/// Owner: `eventLoop`. Every stored property is touched on that thread only (`kick` and
-/// `shutdown` just schedule work there), which is what makes the `@unchecked Sendable` sound;
-/// every way in (the outbox, connecting, the channel's answers, events and close) checks it, in
+/// Owner: `eventLoop`. The driver is not `Sendable`: it lives in a `NIOLoopBoundBox` that only
+/// the loop opens (``ConnectionDriver/Handle``, which other threads hold, schedules `kick` and
+/// `shutdown` there), and the closures of its own futures are the loop's isolated ones. Every
+/// way in (the outbox, connecting, the channel's answers, events and close) checks the loop, in
 /// release builds too.
 ///
 /// On every (re)connection it says `hello`, subscribes to every domain it knows, asks for each
@@ -18,7 +19,35 @@ import NIOPosix
 /// changed meanwhile), and then sends again, in order, every write the daemon has not answered.
 /// A `bundleDefaultsChanged` event asks for that domain's bundle layer again. A `synchronize` whose connection is lost is sent
 /// again only if an immediate new attempt connects; otherwise it fails (the daemon is gone).
-final class ConnectionDriver: @unchecked Sendable {
+final class ConnectionDriver {
+    /// The driver as other threads hold it: its loop, its logger, and the driver itself in a box
+    /// only that loop opens.
+    struct Handle: Sendable {
+        let eventLoop: EventLoop
+        let logger: Logger
+        private let box: NIOLoopBoundBox<ConnectionDriver>
+
+        /// A new driver, made here and handed to its loop.
+        init(eventLoop: EventLoop, cache: Cache, configuration: DefaultsConfiguration, logger: Logger) {
+            self.eventLoop = eventLoop
+            self.logger = logger
+            box = .makeBoxSendingValue(
+                ConnectionDriver(eventLoop: eventLoop, cache: cache, configuration: configuration, logger: logger), eventLoop: eventLoop)
+        }
+
+        /// Drains the outbox on the loop (any thread).
+        func kick() {
+            let box = self.box
+            eventLoop.execute { box.value.drain() }
+        }
+
+        /// Closes the connection for good (any thread).
+        func shutdown() {
+            let box = self.box
+            eventLoop.execute { box.value.shutdownOnLoop() }
+        }
+    }
+
     private enum Phase {
         case idle
         case connecting
@@ -69,7 +98,7 @@ final class ConnectionDriver: @unchecked Sendable {
     private var lastFailure = "not connected yet"
     private var failuresInARow = 0
 
-    init(eventLoop: EventLoop, cache: Cache, configuration: DefaultsConfiguration, logger: Logger) {
+    private init(eventLoop: EventLoop, cache: Cache, configuration: DefaultsConfiguration, logger: Logger) {
         self.eventLoop = eventLoop
         self.cache = cache
         self.configuration = configuration
@@ -77,25 +106,21 @@ final class ConnectionDriver: @unchecked Sendable {
         self.retryDelay = configuration.reconnectDelay.lowerBound
     }
 
-    /// Drains the outbox on the loop (any thread).
-    func kick() { eventLoop.execute { self.drain() } }
-
-    /// Closes the connection for good (any thread).
-    func shutdown() {
-        eventLoop.execute {
-            let channel: Channel? = if case .connected(let channel) = self.phase { channel } else { nil }
-            self.phase = .shutDown
-            self.retryTask?.cancel()
-            for item in self.deferred + self.queue {
-                switch item {
-                case .write(_, _, _, let ticket): ticket?.fail(.unavailable("the client was shut down"))
-                case .synchronize(let ticket): ticket.fail(.unavailable("the client was shut down"))
-                }
+    /// Closes the connection for good.
+    private func shutdownOnLoop() {
+        eventLoop.preconditionInEventLoop()
+        let channel: Channel? = if case .connected(let channel) = phase { channel } else { nil }
+        phase = .shutDown
+        retryTask?.cancel()
+        for item in deferred + queue {
+            switch item {
+            case .write(_, _, _, let ticket): ticket?.fail(.unavailable("the client was shut down"))
+            case .synchronize(let ticket): ticket.fail(.unavailable("the client was shut down"))
             }
-            self.queue.removeAll()
-            self.deferred.removeAll()
-            channel?.close(promise: nil)
         }
+        queue.removeAll()
+        deferred.removeAll()
+        channel?.close(promise: nil)
     }
 
     // MARK: - Outbox
@@ -189,11 +214,14 @@ final class ConnectionDriver: @unchecked Sendable {
             return
         }
         // Nothing is read, and no handler added, until the server is known to be the user's or root's.
+        // The channel is on this driver's loop (the bootstrap's group is that loop), so the
+        // futures' callbacks run here, isolated to it.
         ClientBootstrap(group: eventLoop)
             .channelOption(ChannelOptions.autoRead, value: false)
             .connect(unixDomainSocketPath: configuration.socketPath)
+            .assumeIsolated()
             .flatMap { channel in
-                DaemonPeer.check(channel).flatMapThrowing { [self] in
+                DaemonPeer.check(channel).assumeIsolated().flatMapThrowing { [self] in
                     try channel.pipeline.syncOperations.addHandlers([
                         ByteToMessageHandler(
                             LineBasedFrameDecoder(), maximumBufferSize: ConnectionLimits.maximumLineBytes),
@@ -201,7 +229,7 @@ final class ConnectionDriver: @unchecked Sendable {
                         DaemonLink(driver: self),
                     ])
                     return channel
-                }
+                }.nonisolated()
             }
             .flatMap { (channel: any Channel) -> EventLoopFuture<any Channel> in
                 channel.setOption(ChannelOptions.autoRead, value: true).map { @Sendable () -> any Channel in channel }
@@ -282,7 +310,7 @@ final class ConnectionDriver: @unchecked Sendable {
         releaseLoadWaiters()
         let delay = retryDelay
         retryDelay = min(retryDelay * 2, configuration.reconnectDelay.upperBound)
-        retryTask = eventLoop.scheduleTask(in: TimeAmount(delay)) { [self] in
+        retryTask = eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(delay)) { [self] in
             retryTask = nil
             if case .waiting = phase { connect() }
         }

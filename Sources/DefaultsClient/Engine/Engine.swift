@@ -14,7 +14,7 @@ import Synchronization
 final class Engine: Sendable {
     let configuration: DefaultsConfiguration
     let cache = Cache()
-    let driver: ConnectionDriver
+    let driver: ConnectionDriver.Handle
     var eventLoop: EventLoop { driver.eventLoop }
     var logger: Logger { driver.logger }
 
@@ -37,7 +37,7 @@ final class Engine: Sendable {
         self.configuration = configuration
         var logger = Logger(label: "defaultsd.client")
         logger[metadataKey: "socket"] = "\(configuration.socketPath)"
-        driver = ConnectionDriver(
+        driver = ConnectionDriver.Handle(
             eventLoop: MultiThreadedEventLoopGroup.singleton.next(), cache: cache, configuration: configuration,
             logger: logger)
     }
