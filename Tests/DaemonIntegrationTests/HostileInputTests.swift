@@ -47,7 +47,7 @@ import Testing
 
     @Test func randomBytesNeverBreakTheDaemon() throws {
         let daemon = try DaemonProcess(arguments: ["--max-line-bytes", "4096"])
-        var generator = SplitMix64(seed: 20261121)
+        var generator = SeededRandom(seed: 20261121)
         for round in 0..<20 {
             let client = try daemon.connect()
             for marker in 0..<50 {
@@ -62,18 +62,5 @@ import Testing
             }
         }
         #expect(try daemon.connect().request(#"{"op":"ping"}"#) == #"{"ok":true}"#)
-    }
-}
-
-/// A small deterministic generator, so a failure can be replayed.
-struct SplitMix64 {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

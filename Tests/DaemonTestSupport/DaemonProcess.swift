@@ -306,12 +306,16 @@ public final class LogBuffer: @unchecked Sendable {
     }
 
     public func wait(for text: String, occurrences: Int = 1, timeout: Double) -> Bool {
+        wait(until: { LogBuffer.count(of: text, in: $0) >= occurrences }, timeout: timeout)
+    }
+
+    /// Waits until what was captured satisfies `condition`, woken by each chunk; false after `timeout`.
+    public func wait(until condition: (String) -> Bool, timeout: Double) -> Bool {
         let deadline = Date(timeIntervalSinceNow: timeout)
-        condition.lock()
-        defer { condition.unlock() }
-        func seen() -> Bool { LogBuffer.count(of: text, in: contents) >= occurrences }
-        while !seen() {
-            if !condition.wait(until: deadline) { return seen() }
+        self.condition.lock()
+        defer { self.condition.unlock() }
+        while !condition(contents) {
+            if !self.condition.wait(until: deadline) { return condition(contents) }
         }
         return true
     }

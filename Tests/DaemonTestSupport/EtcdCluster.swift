@@ -141,7 +141,7 @@ public final class EtcdCluster: @unchecked Sendable {
     /// that does not end by itself (`watch`), until its output satisfies `until` or `timeout`
     /// seconds pass; it is then stopped.
     public func control(
-        _ arguments: [String], until done: (@Sendable (String) -> Bool)? = nil, timeout: Double = 30
+        _ arguments: [String], until done: ((String) -> Bool)? = nil, timeout: Double = 30
     ) throws -> (status: Int32, output: String) {
         let process = Process()
         var arguments = arguments
@@ -166,14 +166,13 @@ public final class EtcdCluster: @unchecked Sendable {
             process.waitUntilExit()
             return (process.terminationStatus, String(decoding: data, as: UTF8.self))
         }
-        let collected = OutputUntil(done)
-        output.fileHandleForReading.readabilityHandler = { handle in collected.append(handle.availableData) }
+        let collected = LogBuffer()
+        collected.capture(output.fileHandleForReading)
         try process.run()
-        _ = collected.finished.wait(timeout: .now() + timeout)
+        _ = collected.wait(until: done, timeout: timeout)
         process.terminate()
         process.waitUntilExit()
-        output.fileHandleForReading.readabilityHandler = nil
-        return (process.terminationStatus, collected.text)
+        return (process.terminationStatus, collected.waitForEnd())
     }
 
     /// Compacts the history up to `revision` and returns once every running member has applied
@@ -232,30 +231,6 @@ public final class EtcdCluster: @unchecked Sendable {
         for index in members.indices { thaw(index) }
         killAll()
         try? FileManager.default.removeItem(atPath: directory)
-    }
-}
-
-/// A command's output as it arrives, and a signal once it satisfies a condition.
-private final class OutputUntil: @unchecked Sendable {
-    // @unchecked Sendable: `text` is only touched under `lock`.
-    private let lock = NSLock()
-    private var bytes = Data()
-    private let condition: @Sendable (String) -> Bool
-    let finished = DispatchSemaphore(value: 0)
-    private var signalled = false
-
-    init(_ condition: @escaping @Sendable (String) -> Bool) { self.condition = condition }
-
-    var text: String { lock.withLock { String(decoding: bytes, as: UTF8.self) } }
-
-    func append(_ chunk: Data) {
-        lock.withLock {
-            bytes.append(chunk)
-            if !signalled, chunk.isEmpty || condition(String(decoding: bytes, as: UTF8.self)) {
-                signalled = true
-                finished.signal()
-            }
-        }
     }
 }
 

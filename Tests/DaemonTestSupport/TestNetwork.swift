@@ -96,17 +96,8 @@ public final class TestNetwork: @unchecked Sendable {
         guard result.status == 0 else { throw EtcdClusterFailure("ip \(arguments.joined(separator: " ")): \(result.output)") }
     }
 
-    private static func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, output)
+    private static func run(_ executable: String, _ arguments: [String]) throws -> FinishedRun {
+        try FinishedRun.run(executable, arguments, environment: ProcessInfo.processInfo.environment)
     }
 
     deinit {
