@@ -209,9 +209,9 @@ actor RoamingLink {
             for member in etcd.endpoints.indices {
                 group.addTask { (member, await RoamingLink.status(of: member, from: etcd)) }
             }
-            var found: [Int: Result<EtcdMemberStatus, EtcdError>] = [:]
+            var found: [Result<EtcdMemberStatus, EtcdError>?] = Array(repeating: nil, count: etcd.endpoints.count)
             for await (member, result) in group { found[member] = result }
-            return etcd.endpoints.indices.map { found[$0] ?? .failure(.unreachable("not asked")) }
+            return found.map { $0 ?? .failure(.unreachable("not asked")) }
         }
         let witness = statuses.indices
             .compactMap { index in (try? statuses[index].get()).flatMap { $0.leader == nil ? nil : (index, $0.revision) } }
