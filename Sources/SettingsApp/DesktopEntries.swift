@@ -94,7 +94,7 @@ struct DesktopEntryLookup: Sendable {
     /// up in the hicolor theme and then in `pixmaps`. Nil when nothing suitable exists.
     func iconFile(named icon: String) -> String? {
         if icon.hasPrefix("/") {
-            return Self.imageType(of: icon) != nil && Self.isReadableFile(icon) ? icon : nil
+            return ImageType.contentType(of: icon) != nil && Self.isReadableFile(icon) ? icon : nil
         }
         guard !icon.isEmpty, !icon.hasPrefix("."),
             icon.unicodeScalars.allSatisfy({ CharacterSet.alphanumerics.contains($0) || "._-".unicodeScalars.contains($0) })
@@ -113,24 +113,33 @@ struct DesktopEntryLookup: Sendable {
         return candidates.first(where: Self.isReadableFile)
     }
 
+    /// Whether `entry` names an icon that exists.
+    func hasIcon(_ entry: DesktopEntry?) -> Bool { entry?.icon.flatMap(iconFile(named:)) != nil }
+
     /// The icon of the app whose domain this is: its bytes and content type.
     func icon(for domain: String) -> (bytes: [UInt8], contentType: String)? {
-        guard let name = entry(for: domain)?.icon, let path = iconFile(named: name), let type = Self.imageType(of: path),
+        guard let name = entry(for: domain)?.icon, let path = iconFile(named: name), let type = ImageType.contentType(of: path),
             case .success(let file) = RegularFile.read(atPath: path, maximumBytes: Self.maximumIconBytes)
         else { return nil }
         return ([UInt8](file.data), type)
     }
 
-    static func imageType(of path: String) -> String? {
-        switch path.split(separator: ".").last?.lowercased() {
-        case "png": "image/png"
-        case "svg": "image/svg+xml"
-        default: nil
-        }
-    }
-
     private static func isReadableFile(_ path: String) -> Bool {
         var status = stat()
         return stat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFREG && status.st_size <= maximumIconBytes
+    }
+}
+
+/// The one rule for which image files the app serves, and as what: a bundle's images and apps'
+/// icons alike, by their extension.
+enum ImageType {
+    static func contentType(of path: String) -> String? {
+        switch path.split(separator: ".").last?.lowercased() {
+        case "png": "image/png"
+        case "jpg", "jpeg": "image/jpeg"
+        case "gif": "image/gif"
+        case "svg": "image/svg+xml"
+        default: nil
+        }
     }
 }

@@ -16,6 +16,8 @@ struct PlainValue: Equatable {
     let text: String
 
     static let scalarTypes = ["string", "integer", "real", "bool", "date", "data"]
+    /// Every type the editor offers: the scalars, then the containers.
+    static let types = scalarTypes + ["array", "dictionary"]
 
     var isScalar: Bool { Self.scalarTypes.contains(type) }
 

@@ -38,7 +38,7 @@ struct SettingsAPI: Sendable {
                 apps.append([
                     "domain": .string(domain),
                     "title": entry?.name(for: LanguageChoice.preferred(acceptLanguage ?? "")).map(JSON.string) ?? bundle["title"] ?? .null,
-                    "icon": .bool(entry?.icon.flatMap(desktopEntries.iconFile(named:)) != nil),
+                    "icon": .bool(desktopEntries.hasIcon(entry)),
                 ])
             }
         }
@@ -53,10 +53,10 @@ struct SettingsAPI: Sendable {
     /// An app's whole pane tree, in the language asked for or the browser's best match.
     func app(_ domain: String, language: String?, acceptLanguage: String?) async throws -> JSON {
         let described = try await describe(domain, pane: nil, language: language, acceptLanguage: acceptLanguage)
-        let title = try await appTitle(domain, acceptLanguage: acceptLanguage)
-        let icon = desktopEntries.entry(for: domain)?.icon.flatMap(desktopEntries.iconFile(named:)) != nil
+        let entry = desktopEntries.entry(for: domain)
+        let title = try await appTitle(domain, entry: entry, acceptLanguage: acceptLanguage)
         return [
-            "domain": .string(domain), "title": title, "icon": .bool(icon),
+            "domain": .string(domain), "title": title, "icon": .bool(desktopEntries.hasIcon(entry)),
             "language": described["language"] ?? .null, "languages": described["languages"] ?? .array([]),
             "diagnostics": described["diagnostics"] ?? .array([]), "pane": described["pane"] ?? .null,
         ]
@@ -118,7 +118,7 @@ struct SettingsAPI: Sendable {
                 keys.append(.object(entry))
             }
         }
-        return ["domain": .string(domain), "keys": .array(keys), "types": .array(PlainValue.scalarTypes.map(JSON.string))]
+        return ["domain": .string(domain), "keys": .array(keys), "types": .array(PlainValue.types.map(JSON.string))]
     }
 
     /// The bytes of an image the bundle names (a slider's MinimumValueImage, say), from the
@@ -130,14 +130,7 @@ struct SettingsAPI: Sendable {
         guard case .string(let folder)? = described["path"],
             let data = FileManager.default.contents(atPath: folder + "/" + name)
         else { throw Failure(status: .notFound, code: "not_found", message: "no such image") }
-        let type = switch name.split(separator: ".").last?.lowercased() {
-        case "png": "image/png"
-        case "jpg", "jpeg": "image/jpeg"
-        case "gif": "image/gif"
-        case "svg": "image/svg+xml"
-        default: "application/octet-stream"
-        }
-        return ([UInt8](data), type)
+        return ([UInt8](data), ImageType.contentType(of: name) ?? "application/octet-stream")
     }
 
     // MARK: Writing
@@ -167,29 +160,22 @@ struct SettingsAPI: Sendable {
     }
 
     /// The plain editor sets a key: a scalar typed as the page says (`type`, `text`), or a whole
-    /// array or dictionary as the page's tree (`tree`), each element with its own type.
+    /// array or dictionary as the page's tree (`tree`), each element with its own type. A scalar
+    /// is the tree of one element, so both are read by ``PlainValue/value(tree:at:depth:)``.
     func setPlain(_ domain: String, body: JSON) async throws {
-        guard case .string(let key)? = body["key"] else { throw Failure(status: .badRequest, code: "bad_request", message: "expected a key") }
-        let type: String
-        if case .string(let named)? = body["type"] { type = named } else if case .string(let named)? = body["tree"]?["type"] { type = named } else {
-            throw Failure(status: .badRequest, code: "bad_request", message: "expected type and text, or a tree")
+        guard case .string(let key)? = body["key"], body["tree"] != nil || body["type"] != nil else {
+            throw Failure(status: .badRequest, code: "bad_request", message: "expected a key, with a type and text or a tree")
         }
-        if try await secureKeys(of: domain).contains(key), type != "string" {
-            throw Failure(status: .unprocessableContent, code: "invalid_value", message: "\(key) is a secure text value")
-        }
-        let value: JSON
+        let value: PlistValue
         do {
-            if let tree = body["tree"] {
-                value = WireValue.json(try PlainValue.value(tree: tree))
-            } else if case .string(let text)? = body["text"] {
-                value = try PlainValue.wire(type: type, text: text)
-            } else {
-                throw Failure(status: .badRequest, code: "bad_request", message: "expected type and text, or a tree")
-            }
+            value = try PlainValue.value(tree: body["tree"] ?? ["type": body["type"] ?? .null, "text": body["text"] ?? .null])
         } catch let refused as RowInput.Refused {
             throw Failure(status: .unprocessableContent, code: "invalid_value", message: refused.description)
         }
-        _ = try await ask(.request(.set, ["domain": .string(domain), "key": .string(key), "value": value]))
+        if case .string = value {} else if try await secureKeys(of: domain).contains(key) {
+            throw Failure(status: .unprocessableContent, code: "invalid_value", message: "\(key) is a secure text value")
+        }
+        _ = try await ask(.request(.set, ["domain": .string(domain), "key": .string(key), "value": WireValue.json(value)]))
     }
 
     func deletePlain(_ domain: String, body: JSON) async throws {
@@ -228,8 +214,8 @@ struct SettingsAPI: Sendable {
     }
 
     /// The app's name: its desktop entry's, else its bundle's title.
-    private func appTitle(_ domain: String, acceptLanguage: String?) async throws -> JSON {
-        if let name = desktopEntries.entry(for: domain)?.name(for: LanguageChoice.preferred(acceptLanguage ?? "")) { return .string(name) }
+    private func appTitle(_ domain: String, entry: DesktopEntry?, acceptLanguage: String?) async throws -> JSON {
+        if let name = entry?.name(for: LanguageChoice.preferred(acceptLanguage ?? "")) { return .string(name) }
         let bundles = try await ask(.request(.listBundles))
         guard case .array(let list)? = bundles["bundles"] else { return .null }
         return list.first { $0["domain"] == .string(domain) }?["title"] ?? .null

@@ -94,6 +94,48 @@ import Foundation
         #expect(throws: RowInput.Refused.self) { try PlainValue.wire(type: "array", text: "[]") }
     }
 
+    @Test("a value's tree and back keeps every element's type; a bad tree is refused with the element named, never trapped")
+    func treesRoundTripAndRefuseByElement() throws {
+        let value: PlistValue = .dictionary([
+            "list": .array([.integer(1), .real(1), .string("1"), .bool(true), .data(Data([1, 255])), .array([])]),
+            "when": .date(Date(timeIntervalSince1970: 1_800_000_000)), "empty": .dictionary([:]),
+        ])
+        #expect(try PlainValue.value(tree: PlainValue.tree(value)) == value)
+        #expect(try PlainValue.value(tree: ["type": "integer", "text": " 7 "]) == .integer(7), "a scalar is a tree of one element")
+
+        func refusal(_ tree: JSON) -> String? {
+            do { _ = try PlainValue.value(tree: tree); return nil } catch { return (error as? RowInput.Refused)?.description ?? "\(error)" }
+        }
+        let entry = { (key: String, value: JSON) -> JSON in ["key": .string(key), "value": value] }
+        #expect(refusal(["type": "dictionary", "entries": [entry("warp", ["type": "real", "text": "fast"])]]) == #"warp: "fast" is not a number"#)
+        #expect(refusal(["type": "array", "items": [["type": "string", "text": "a"], ["type": "integer", "text": "b"]]])
+            == #"[1]: "b" is not a whole number"#)
+        #expect(refusal(["type": "dictionary", "entries": [entry("a", ["type": "string", "text": ""]), entry("a", ["type": "string", "text": ""])]])
+            == #"the dictionary has the key "a" twice"#)
+        #expect(refusal(["type": "dictionary", "entries": [entry("", ["type": "string", "text": ""])]]) == "an entry of the dictionary has an empty key")
+        #expect(refusal(["type": "array"]) != nil)
+        #expect(refusal(["items": []]) == "the value has no type")
+        // Deeper than the daemon's own limit for files: refused, not recursed into without end.
+        var deep: JSON = ["type": "array", "items": []]
+        for _ in 0...PlainValue.maximumTreeDepth { deep = ["type": "array", "items": [deep]] }
+        #expect(refusal(deep) == "nested deeper than \(PlainValue.maximumTreeDepth) levels")
+    }
+
+    @Test("search matches each typed word at the start of a word of the title or of the key split at capitals, accents aside")
+    func searchMatchesByWords() {
+        func matches(_ query: String, _ title: String, key: String = "") -> Bool {
+            SearchWords(query).matches(SearchWords(title) + SearchWords(key))
+        }
+        #expect(matches("tea", "Favorite Tea"))
+        #expect(!matches("tea", "Favorite Alien", key: "favoriteAlien"))
+        #expect(!matches("rite", "Favorite Tea"))
+        #expect(matches("fav cap", "Favorite Captain"))
+        #expect(matches("alien", "", key: "favoriteAlien"))
+        #expect(matches("the", "Thé préféré") && matches("pref", "Thé préféré"))
+        #expect(matches("warp 2", "Warp Factor 2"))
+        #expect(SearchWords(" ,. ").isEmpty)
+    }
+
     @Test func theBrowsersLanguagesPickABundleFolder() {
         #expect(LanguageChoice.preferred("fr-CA,fr;q=0.9,en;q=0.8,*;q=0.1") == ["fr-CA", "fr", "en"])
         #expect(LanguageChoice.preferred("en;q=0.5, de") == ["de", "en"])

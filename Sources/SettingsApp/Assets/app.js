@@ -441,7 +441,7 @@ async function renderPlain(domain) {
       // The whole value is edited as a copy, and sent back whole at each change.
       plainTrees.set(entry.key, structuredClone(entry.tree));
       editor = element("span", { class: "detail" }, words.count((entry.tree.items ?? entry.tree.entries).length, entry.tree.type));
-      tree = renderTree(entry.key, [], id, (key) => setTree(key, plainTrees.get(key)), [...data.types, "array", "dictionary"]);
+      tree = renderTree(entry.key, [], id, (key) => setTree(key, plainTrees.get(key)), data.types);
     }
     else if (!entry.editable) editor = element("span", { class: "detail key" }, entry.text);
     else if (entry.type === "bool") {
@@ -462,7 +462,7 @@ async function renderPlain(domain) {
 
   const keyField = element("input", { id: "new-key", placeholder: words.key, required: true, "aria-label": words.newKey });
   const typeField = element("select", { id: "new-type", "aria-label": words.type },
-    [...data.types, "array", "dictionary"].map((type) => element("option", { value: type }, type)));
+    data.types.map((type) => element("option", { value: type }, type)));
   const valueField = element("input", { id: "new-value", placeholder: words.value, "aria-label": words.value });
   // The fields are read by id when the form is sent: a re-render keeps the ones being filled in.
   const form = element("form", { class: "add-key", onsubmit: async (event) => {
