@@ -10,26 +10,26 @@ import Testing
 /// Settings app in their own tests.
 @Suite(.enabled(if: getuid() == 0, "making files and processes of another user needs root"))
 struct SocketTrustTests {
-    func folder(owner: uid_t, mode: mode_t) throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("trust-\(UUID().uuidString.prefix(8))").path
+    func folder(owner: uid_t, group: gid_t? = nil, mode: mode_t, in parent: String? = nil) throws -> String {
+        let path = (parent ?? FileManager.default.temporaryDirectory.path) + "/trust-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        #expect(chown(path, owner, owner) == 0 && chmod(path, mode) == 0)
+        #expect(chown(path, owner, group ?? owner) == 0 && chmod(path, mode) == 0)
         return path
     }
 
     @Test("a socket directory another user owns, or anyone may write, is refused before connecting")
     func untrustedDirectories() throws {
-        let cases: [(uid_t, mode_t, String)] = [
-            (65534, 0o700, "is owned by uid 65534"),
-            (0, 0o777, "can be written by others (mode 777)"),
-            (0, 0o770, "can be written by others (mode 770)"),
+        let cases: [(uid_t, gid_t, mode_t, String)] = [
+            (65534, 65534, 0o700, "is owned by uid 65534"),
+            (0, 0, 0o777, "can be written by its group or others (mode 777)"),
+            (0, 65534, 0o770, "can be written by its group or others (mode 770)"),
         ]
-        for (owner, mode, problem) in cases {
-            let directory = try folder(owner: owner, mode: mode)
+        for (owner, group, mode, problem) in cases {
+            let directory = try folder(owner: owner, group: group, mode: mode)
             defer { try? FileManager.default.removeItem(atPath: directory) }
             let run = try DefaultsCommandTests.run(nil, ["read", "com.example.x"], socket: directory + "/socket")
             #expect(run.status != 0)
-            #expect(run.message.contains("the daemon's socket directory \(directory) \(problem)"), "\(run.err)")
+            #expect(run.message.contains("the daemon's socket directory \(directory) is not safe: \(directory) \(problem)"), "\(run.err)")
             #expect(run.message.contains("refusing to connect"))
             #expect(throws: DefaultsError.self) { try LineSocket(path: directory + "/socket") }
         }
@@ -42,6 +42,31 @@ struct SocketTrustTests {
         #expect(lchown(link, 65534, 65534) == 0)
         let run = try DefaultsCommandTests.run(nil, ["read", "com.example.x"], socket: link + "/socket")
         #expect(run.message.contains("is a link owned by uid 65534"), "\(run.err)")
+    }
+
+    @Test("a folder above the socket directory that others may write is refused; a sticky one (as /tmp) is not")
+    func foldersAbove() throws {
+        let open = try folder(owner: 0, mode: 0o777)
+        defer { try? FileManager.default.removeItem(atPath: open) }
+        let inOpen = try folder(owner: 0, mode: 0o700, in: open)
+        let refused = try DefaultsCommandTests.run(nil, ["read", "com.example.x"], socket: inOpen + "/socket")
+        #expect(refused.message.contains("is not safe: \(open) can be written by its group or others (mode 777)"), "\(refused.err)")
+
+        let sticky = try folder(owner: 0, mode: 0o1777)
+        defer { try? FileManager.default.removeItem(atPath: sticky) }
+        let inSticky = try folder(owner: 0, mode: 0o700, in: sticky)
+        let accepted = try DefaultsCommandTests.run(nil, ["read", "com.example.x"], socket: inSticky + "/socket")
+        #expect(accepted.status != 0, "nothing listens there")
+        #expect(!accepted.message.contains("refusing to connect"), "\(accepted.err)")
+    }
+
+    @Test("a folder its owner's private group may write is the owner's own (umask 002 with user private groups)")
+    func aPrivateGroup() throws {
+        let privateGroup = try folder(owner: 0, group: 0, mode: 0o770)
+        defer { try? FileManager.default.removeItem(atPath: privateGroup) }
+        let run = try DefaultsCommandTests.run(nil, ["read", "com.example.x"], socket: privateGroup + "/socket")
+        #expect(run.status != 0, "nothing listens there")
+        #expect(!run.message.contains("refusing to connect"), "\(run.err)")
     }
 
     @Test("a server that runs as another user is refused, and its forged answer never read")

@@ -29,9 +29,8 @@ public struct PeerCredentials: Sendable, Hashable {
 /// user who made the socket's directory first (the `/tmp/defaultsd-<uid>` fallback when there
 /// is no `XDG_RUNTIME_DIR`) would receive every write and could answer with forged values.
 ///
-/// - The socket's directory is owned by this user or by root, and neither its group nor others
-///   may write to it (so nobody else can put a socket there); a link to it is judged by its
-///   target, and must itself belong to this user or root.
+/// - Nobody but this user and root can change the socket's directory, nor any folder above it
+///   (``PathTrust/yoursOrRoot(uid:)``), so nobody else can put a socket there.
 /// - The server's uid is this user's or root's (root runs the system-wide instance).
 ///
 /// ```swift
@@ -42,19 +41,11 @@ public enum SocketTrust {
     public static func checkDirectory(ofSocket path: String, uid: UInt32 = getuid()) throws(DefaultsError) {
         let directory = SystemText.parentDirectory(of: path)
         var info = stat()
-        guard lstat(directory, &info) == 0 else {
-            // No directory: nothing listens there, and the connection attempt says so.
-            if errno == ENOENT { return }
-            throw DefaultsError(.notPermitted, "cannot inspect the socket directory \(directory): \(SystemText.errorMessage(errno))")
-        }
-        if info.st_mode & S_IFMT == S_IFLNK {
-            guard trusted(owner: info.st_uid, uid: uid) else { throw refusal(directory, "is a link owned by uid \(info.st_uid)") }
-            guard stat(directory, &info) == 0 else { return }
-        }
-        guard info.st_mode & S_IFMT == S_IFDIR else { throw refusal(directory, "is not a directory") }
-        guard trusted(owner: info.st_uid, uid: uid) else { throw refusal(directory, "is owned by uid \(info.st_uid)") }
-        guard info.st_mode & 0o022 == 0 else {
-            throw refusal(directory, "can be written by others (mode \(String(info.st_mode & 0o777, radix: 8)))")
+        // No directory: nothing listens there, and the connection attempt says so.
+        if lstat(directory, &info) != 0 && errno == ENOENT { return }
+        if let problem = PathTrust.yoursOrRoot(uid: uid).problem(with: directory) { throw refusal(directory, problem) }
+        guard SystemText.isDirectory(directory) else {
+            throw refusal(directory, PathTrust.Problem(component: directory, reason: "is not a directory"))
         }
     }
 
@@ -69,9 +60,9 @@ public enum SocketTrust {
 
     private static func trusted(owner: UInt32, uid: UInt32) -> Bool { owner == uid || owner == 0 }
 
-    private static func refusal(_ directory: String, _ problem: String) -> DefaultsError {
+    private static func refusal(_ directory: String, _ problem: PathTrust.Problem) -> DefaultsError {
         DefaultsError(
             .notPermitted,
-            "the daemon's socket directory \(directory) \(problem), so another user could stand in for defaultsd; refusing to connect")
+            "the daemon's socket directory \(directory) is not safe: \(problem), so another user could stand in for defaultsd; refusing to connect")
     }
 }

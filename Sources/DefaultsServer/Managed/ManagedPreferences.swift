@@ -68,41 +68,26 @@ struct ManagedPreferenceFiles: Sendable {
         return result.filter { !$0.value.isEmpty }
     }
 
-    /// Whether `path` is out of reach of everyone but the administrator. The file a link leads
-    /// to, and every directory above it up to `/`, must be owned by root (for a per-user daemon:
-    /// by root or another user, never the daemon's own), and none may be writable by its group or
-    /// others, nor by the daemon's user, except a directory with the sticky bit (as `/tmp`),
-    /// where no one can replace an entry they do not own. A missing path is not trusted, silently.
+    /// Whether `path` is out of reach of everyone but the administrator (``PathTrust``): the path,
+    /// where its links lead, and every directory above them up to `/`, must be owned by root (for
+    /// a per-user daemon: by root or another user, never the daemon's own), and none may be
+    /// writable by its group or others, nor by the daemon's user, except a directory with the
+    /// sticky bit (as `/tmp`). A missing path is not trusted, silently.
     func trusts(_ path: String, logger: Logger) -> Bool {
-        guard let real = realpath(path, nil) else { return false }
-        let resolved = String(cString: real)
-        free(real)
-        var component = resolved
-        var isTarget = true
-        while true {
-            if let problem = problem(with: component, isTarget: isTarget) {
-                logger.warning("managed preferences ignored: someone other than the administrator could change them", metadata: [
-                    "path": "\(path)", "because": "\(component) \(problem)"])
-                return false
-            }
-            guard component != "/" else { return true }
-            component = SystemText.parentDirectory(of: component)
-            if component.isEmpty { component = "/" }
-            isTarget = false
-        }
+        guard FileManager.default.fileExists(atPath: path) else { return false }
+        guard let problem = trust.problem(with: path) else { return true }
+        logger.warning("managed preferences ignored: someone other than the administrator could change them", metadata: [
+            "path": "\(path)", "because": "\(problem)"])
+        return false
     }
 
-    /// Why one component of a managed path cannot be trusted; nil when it can.
-    private func problem(with component: String, isTarget: Bool) -> String? {
-        var status = stat()
-        guard stat(component, &status) == 0 else { return "cannot be inspected" }
-        let owner = status.st_uid
-        guard daemonUID == 0 ? owner == 0 : owner != daemonUID else { return "is owned by uid \(owner)" }
-        let sticky = !isTarget && status.st_mode & S_IFMT == S_IFDIR && status.st_mode & S_ISVTX != 0
-        guard sticky || status.st_mode & 0o022 == 0 else {
-            return "can be written by its group or others (mode \(String(status.st_mode & 0o7777, radix: 8)))"
-        }
-        guard sticky || daemonUID == 0 || access(component, W_OK) != 0 else { return "can be written by the daemon's user" }
-        return nil
+    /// Who may own each component of a managed path, and what else it must keep to.
+    private var trust: PathTrust {
+        let daemonUID = self.daemonUID
+        return PathTrust(
+            acceptsOwner: { daemonUID == 0 ? $0 == 0 : $0 != daemonUID }, acceptsPrivateGroup: false,
+            furtherProblem: { component in
+                daemonUID != 0 && access(component, W_OK) == 0 ? "can be written by the daemon's user" : nil
+            })
     }
 }

@@ -56,7 +56,8 @@ struct DomainFiles: Sendable {
     }
 
     /// Creates the directory (mode 0700), and its `ByHost` folder when the machine has an id, if
-    /// they are missing, and checks that the directory is usable.
+    /// they are missing, and checks that the directories are usable and nobody else can change
+    /// them.
     func prepare() throws(DefaultsError) {
         if FileManager.default.fileExists(atPath: directory) {
             guard SystemText.isDirectory(directory) else {
@@ -82,6 +83,22 @@ struct DomainFiles: Sendable {
             }
         }
         if machineID != nil { try prepareByHostDirectory() }
+        try checkTrust()
+    }
+
+    /// Refuses folders someone else could change. The daemon writes through the links it finds
+    /// there, so another user who could put a link in the storage directory, or swap the
+    /// directory itself, could make the daemon overwrite any file of the user's, or read the
+    /// user's preferences. ``PathTrust/yoursOrRoot(uid:)`` is the rule.
+    func checkTrust(uid: UInt32 = getuid()) throws(DefaultsError) {
+        let folders = [directory, stateDirectory] + (machineID != nil ? [byHostDirectory] : [])
+        for folder in Set(folders).sorted() {
+            guard let problem = PathTrust.yoursOrRoot(uid: uid).problem(with: folder) else { continue }
+            throw DefaultsError(
+                .notPermitted,
+                "\(folder) is not safe to keep preferences in: \(problem), so another user could replace them"
+                    + (problem.isWritableByOthers ? "; make it writable by you alone (chmod go-w \(problem.component))" : ""))
+        }
     }
 
     /// Creates the `ByHost` folder (mode 0700) when it is missing, durably.
