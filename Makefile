@@ -15,6 +15,7 @@ SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # Debian packages the build and the tests use. The build needs nothing beyond the Swift toolchain.
 #  systemd: systemd-analyze and systemd-socket-activate, used by the tests.
+#  libseccomp2: defaultsd-unit-sandbox applies the user unit's seccomp sandbox with it, where no systemd manager runs.
 #  socat: the protocol examples in docs/PROTOCOL.md are run by the tests.
 #  util-linux: setpriv, for the "another user" test; taskset, for the benchmark's CPU placements.
 BUILD_PACKAGES :=
@@ -22,7 +23,7 @@ BUILD_PACKAGES :=
 #  etcd-server, etcd-client: the roaming tests run a 3-member etcd cluster on loopback (etcdctl inspects it);
 #  openssl makes the certificates of the roaming test over TLS.
 #  iproute2: the partition tests put members and daemons in network namespaces (`ip netns`, as root).
-TEST_PACKAGES  := $(BUILD_PACKAGES) systemd socat util-linux chromium chromium-driver etcd-server etcd-client openssl iproute2
+TEST_PACKAGES  := $(BUILD_PACKAGES) systemd libseccomp2 socat util-linux chromium chromium-driver etcd-server etcd-client openssl iproute2
 #  dconf-service, dconf-cli, libdconf-dev, dbus, pkg-config: dconf, the Linux peer, measured in the same run
 #  (bench/dconf-probe.c is built against libdconf); hyperfine times the command-line tools.
 BENCH_PACKAGES := $(BUILD_PACKAGES) chromium chromium-driver etcd-server etcd-client iproute2 socat redis-server util-linux dconf-service dconf-cli libdconf-dev dbus pkg-config hyperfine gcc

@@ -191,6 +191,8 @@ let package = Package(
         .target(name: "SharedCorpus", dependencies: ["DaemonTestSupport"], path: "Tests/SharedCorpus"),
         // A program that uses plain Foundation UserDefaults and nothing else, run beside the daemon.
         .executableTarget(name: "FoundationDefaultsProbe", path: "Tests/FoundationDefaultsProbe"),
+        // Runs a command under the seccomp sandbox the user unit declares, where no systemd manager can apply it.
+        .executableTarget(name: "defaultsd-unit-sandbox", path: "Tests/UnitSandbox"),
         // The one table of value syntax (boolean words, hex data, boolValue) every user is tested on.
         .target(name: "ValueSyntaxCases", path: "Tests/ValueSyntaxCases"),
 

@@ -30,6 +30,9 @@ public final class DaemonProcess: @unchecked Sendable {
     private let usesDefaultPaths: Bool
     /// The namespace of a ``TestNetwork`` host the daemon runs in, if any.
     public let networkNamespace: String?
+    /// What the daemon's command line is run through (a ``UnitSandbox``'s `commandPrefix`); empty
+    /// to run it directly.
+    public let commandPrefix: [String]
     /// What the daemon's environment was made from (the test runner's own, unless a test says otherwise).
     public let inheritedEnvironment: [String: String]
     public private(set) var process: Process
@@ -43,9 +46,10 @@ public final class DaemonProcess: @unchecked Sendable {
     public init(
         arguments: [String] = [], environment: [String: String] = [:], reusing other: DaemonProcess? = nil,
         socketName: String = "socket", inheriting: [String: String] = ProcessInfo.processInfo.environment,
-        defaultPaths: Bool = false, networkNamespace: String? = nil
+        defaultPaths: Bool = false, networkNamespace: String? = nil, commandPrefix: [String] = []
     ) throws {
         self.networkNamespace = networkNamespace
+        self.commandPrefix = commandPrefix
         directory = other?.directory ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("defaultsd-test-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -82,7 +86,8 @@ public final class DaemonProcess: @unchecked Sendable {
         }
         let command = [DaemonProcess.binary] + (usesDefaultPaths ? [] : ["--socket", socketPath, "--storage-dir", storagePath])
             + managed + machineID + arguments
-        let placed = networkNamespace.map { TestNetwork.inside($0, command) } ?? command
+        let wrapped = commandPrefix + command
+        let placed = networkNamespace.map { TestNetwork.inside($0, wrapped) } ?? wrapped
         process.executableURL = URL(fileURLWithPath: placed[0])
         process.arguments = Array(placed.dropFirst())
         process.environment = TestEnvironment.isolated(home: home, inheriting: inheritedEnvironment).merging(environment) { $1 }

@@ -49,10 +49,12 @@ final class RoamingMachines: @unchecked Sendable {
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: configurationPath(host))
     }
 
-    func start(_ host: String, domains: [String] = [RoamingMachines.domain], arguments: [String] = []) throws {
+    /// Starts `host`'s daemon; with `sandbox`, inside it, as the unit would run it.
+    func start(_ host: String, domains: [String] = [RoamingMachines.domain], arguments: [String] = [], sandbox: UnitSandbox? = nil) throws {
         try writeConfiguration(host: host, domains: domains)
         machines[host] = try DaemonProcess(
-            arguments: ["--config", configurationPath(host)] + arguments, networkNamespace: network?.namespace(of: host))
+            arguments: ["--config", configurationPath(host)] + arguments, networkNamespace: network?.namespace(of: host),
+            commandPrefix: sandbox?.commandPrefix ?? [])
     }
 
     /// The `roaming` member of `stats` on `host`.

@@ -317,6 +317,30 @@ struct RoamingTests {
         }
     }
 
+    @Test("under the user unit's sandbox, read from the unit and applied with seccomp, roaming works both ways; narrowed to AF_UNIX, it cannot reach etcd")
+    func underTheUnitsSandbox() throws {
+        let m = try RoamingMachines(hosts: ["B"])
+        try m.start("A", sandbox: try UnitSandbox(unit: "user"))
+        try m.waitAllOnline()
+        // The sandbox program became the daemon, its filters loaded (one per property group).
+        let status = try String(contentsOfFile: "/proc/\(m["A"].process.processIdentifier)/status", encoding: .utf8)
+        #expect(status.contains("NoNewPrivs:\t1") && status.contains("Seccomp:\t2") && status.contains("Seccomp_filters:\t7"), "\(status)")
+        #expect(try String(contentsOfFile: "/proc/\(m["A"].process.processIdentifier)/comm", encoding: .utf8) == "defaultsd\n")
+        let onB = try m.subscriber("B")
+        #expect(try m.set("A", "shields", "true")["ok"] == true)
+        let event = try JSONParser.parse(try onB.readEvent(timeout: 2))
+        #expect(event["changes"] == ["shields": true] && event["origin"]?["host"] == "A")
+        #expect(try m.set("B", "rank", #""Captain""#)["ok"] == true)
+        try m.waitForValues("A", ["shields": true, "rank": "Captain"])
+
+        // The sandbox is real: the unit as it was before roaming, AF_UNIX only, keeps the daemon
+        // from etcd, while its socket still serves.
+        try m.start("C", sandbox: try UnitSandbox(unit: "user", overrides: ["RestrictAddressFamilies": "AF_UNIX"]))
+        try m.waitFor("C") { $0["state"] == "offline" }
+        #expect(m["C"].waitForLog("Address family not supported"), "\(m["C"].logText)")
+        #expect(try m["C"].connect().request(#"{"op":"ping"}"#) == #"{"ok":true}"#)
+    }
+
     @Test("SIGHUP with a new roaming.domains: the domain starts roaming, taking etcd's keys and sending its own")
     func reloadAddsADomain() throws {
         let later = "com.example.later"
