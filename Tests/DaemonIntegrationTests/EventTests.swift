@@ -89,16 +89,23 @@ import Testing
         #expect(try other.readEvent().contains(#""generation":1,"changes":{"k":1}"#))
     }
 
-    @Test func theWritersAnswerIsSentBeforeTheEventsOfItsBatch() throws {
+    @Test func theEventsOfABatchAreSentBeforeItsAnswersExceptOnTheWritersOwnConnection() throws {
         let daemon = try DaemonProcess()
         let writer = try daemon.connect()
         let subscriber = try daemon.connect()
         try subscriber.request(#"{"op":"subscribe","domains":["com.order"]}"#)
         for value in 1...20 {
             try writer.send(#"{"op":"set","domain":"com.order","key":"k","value":\#(value)}"#)
-            #expect(try subscriber.readEvent().contains(#""changes":{"k":\#(value)}"#))
-            #expect(try writer.hasInput(timeout: 0), "the answer to set \(value) was not sent before its event")
             #expect(try writer.readResponse() == #"{"ok":true,"generation":\#(value)}"#)
+            #expect(try subscriber.hasInput(timeout: 0), "the event of set \(value) was not sent before its answer")
+            #expect(try subscriber.readEvent().contains(#""changes":{"k":\#(value)}"#))
+        }
+        // A writer that subscribes on the same connection reads its answer, then the event.
+        try writer.request(#"{"op":"subscribe","domains":["com.order"]}"#)
+        for value in 21...40 {
+            try writer.send(#"{"op":"set","domain":"com.order","key":"k","value":\#(value)}"#)
+            #expect(try writer.readLine() == #"{"ok":true,"generation":\#(value)}"#)
+            #expect(try writer.readLine().contains(#""changes":{"k":\#(value)}"#))
         }
     }
 

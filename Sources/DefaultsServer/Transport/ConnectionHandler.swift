@@ -11,7 +11,7 @@ import NIOCore
 /// waits (`synchronize`); ``EventOutbox`` merges the events of a subscriber that stopped reading.
 ///
 /// The answers of one read batch leave as one flushed buffer when the batch ends (or the input
-/// ends, or an answer that waited completes); the batch's events are delivered after them.
+/// ends, or an answer that waited completes), right after the batch's events are delivered.
 /// Memory per connection is bounded, as Redis's `client-output-buffer-limit` bounds it: once the
 /// answers encoded reach `maximumPendingReplyBytes` they are handed to the socket, and while the
 /// socket is not writable (or ``BufferSizes/mostHeldAnswers`` wait behind a `synchronize`) the
@@ -134,8 +134,8 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
         guard paused, !closed, context.channel.isWritable, replies.heldCount < BufferSizes.mostHeldAnswers else { return }
         paused = false
         runLines(context)
-        writePending(context, flush: true)
         endBatch()
+        writePending(context, flush: true)
         guard !paused else { return }
         if inputClosed {
             finishInput(context)
@@ -183,12 +183,12 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        // The writer's answers leave first, then the batch's events: the writer's round trip
-        // does not wait for one socket write per subscriber, and a client that waits for both
-        // (its answer and an event it subscribed to) finds its answer already there when the
-        // event wakes it, instead of being woken twice.
-        writePending(context, flush: true)
+        // The batch's events leave first, then its answers: what a subscriber waits for (an app
+        // refreshing) does not wait for the writer's socket write (PERFORMANCE.md, `didChange`).
+        // On this connection its own answers still come first (`deliver` writes them ahead of
+        // an event).
         endBatch()
+        writePending(context, flush: true)
         armUnfinishedLineTimer(context)
         context.fireChannelReadComplete()
     }
@@ -245,8 +245,8 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
         runLines(context)
         guard !paused else { return }
         if accepted, !closed, let last = lines.finish() { run(last) }
-        writePending(context, flush: true)
         endBatch()
+        writePending(context, flush: true)
         closeIfFinished(context)
     }
 
@@ -303,8 +303,12 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
 
     // MARK: - Events
 
+    /// Writes an event, after this connection's own answers that are ready, so that a client
+    /// that subscribes and writes on one connection reads an answer before the event its
+    /// request caused.
     func deliver(_ event: ChangeEvent, line: ByteBuffer) {
         guard let context else { return }
+        writePending(context)
         if !outbox.hasEvents && context.channel.isWritable {
             context.writeAndFlush(wrapOutboundOut(line), promise: nil)
         } else {
@@ -314,6 +318,7 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
 
     func deliverNotice(_ line: ByteBuffer, domain: DomainName) {
         guard let context else { return }
+        writePending(context)
         if !outbox.hasNotices && context.channel.isWritable {
             context.writeAndFlush(wrapOutboundOut(line), promise: nil)
         } else {
