@@ -13,7 +13,10 @@ import NIOPosix
 /// records local changes here as it applies them, and the ``RoamingLink``, on its own thread,
 /// reaches this type only by submitting to that loop. It keeps no reference to the store: each
 /// method that reads or changes the store is handed it by its caller, so nothing points back at
-/// the owner. Every method checks the loop.
+/// the owner. Every method checks the loop. Its parts live in three files, one job each: this
+/// one (the state, and the local changes to send), `RoamingState+Remote.swift` (the changes of
+/// other machines to apply) and `RoamingState+Journal.swift` (what is written to disk, and the
+/// reachability log); no other type changes its state.
 ///
 /// The rules (docs/ROAMING.md): etcd's order decides, so every machine converges on the value
 /// with the highest revision. A local change is queued and sent in a transaction that holds
@@ -48,25 +51,25 @@ final class RoamingState {
     let hostName: String
     let endpoints: [String]
     let keys: RoamingKeys
-    private let journal: RoamingJournal
-    private let journalWriter: NIOThreadPool
-    private let logger: Logger
-    private var roamingDomains: Set<DomainName>
+    let journal: RoamingJournal
+    let journalWriter: NIOThreadPool
+    let logger: Logger
+    var roamingDomains: Set<DomainName>
     /// Domains configured to roam that stopped, with the reason: a remote change would have
     /// made one larger than this machine's limit. A reload that still names one tries again.
-    private(set) var stopped: [DomainName: String] = [:]
+    var stopped: [DomainName: String] = [:]
 
     /// The highest revision applied from the watch or a full read; the watch resumes after it.
-    private(set) var revision: Int64 = 0
+    var revision: Int64 = 0
     /// The revision of each key's value this machine holds (its own write's, or the one applied).
-    private var seen: [String: Int64] = [:]
+    var seen: [String: Int64] = [:]
     /// A digest of each key's value as etcd holds it at `seen`, as far as this machine knows.
-    private var synced: [String: UInt64] = [:]
+    var synced: [String: UInt64] = [:]
     /// Whether the journal loaded at start kept digests, so that keys changed while no journal
     /// recorded it can be found (``takeInChangesMadeWhileStopped()``).
-    private let journalKeptDigests: Bool
+    let journalKeptDigests: Bool
     /// Local changes not yet in etcd, with the sequence number of the latest.
-    private var queue: [LocalKey: UInt64] = [:]
+    var queue: [LocalKey: UInt64] = [:]
     private var sequence: UInt64 = 0
     /// Whether the cluster answers and the watch is current, and what the checks found.
     let reachability: RoamingReachability
@@ -74,15 +77,15 @@ final class RoamingState {
     private(set) var transactions = 0
     /// Whether the next full read must happen before watching: no revision to resume from, or
     /// the one kept was compacted away.
-    private(set) var needsFullRead: Bool
+    var needsFullRead: Bool
 
     /// Tells the link's sender there is something to send; set by the link.
     var wakeSender: (@Sendable () -> Void)?
     /// The sender waits for a wake (it found the queue empty).
     var senderIdle = true
 
-    private var journalDirty = false
-    private var journalScheduled = false
+    var journalDirty = false
+    var journalScheduled = false
 
     /// How many keys one transaction carries at most: etcd's default `--max-txn-ops`.
     static let keysPerTransaction = 128
@@ -144,7 +147,7 @@ final class RoamingState {
 
     /// Queues keys of a domain to be sent (their values are read when the transaction is built),
     /// and wakes the sender if it waits.
-    private func enqueue(_ keys: [String], of domain: DomainName, in store: DefaultsStore) {
+    func enqueue(_ keys: [String], of domain: DomainName, in store: DefaultsStore) {
         for key in keys {
             sequence += 1
             queue[LocalKey(domain: domain, key: key)] = sequence
@@ -212,201 +215,5 @@ final class RoamingState {
             apply(remote, to: store)
         }
         markJournal(store)
-    }
-
-    // MARK: - Remote changes
-
-    /// Applies a watch message: each revision's changes, one changeset per domain, announced
-    /// with the writing machine's host name. Our own writes and what this machine already has
-    /// are skipped.
-    func apply(_ message: EtcdWatchMessage, to store: DefaultsStore) {
-        eventLoop.preconditionInEventLoop()
-        var remote = RemoteChanges()
-        var currentRevision: Int64 = 0
-        for event in message.events {
-            let revisionOfEvent = event.keyValue.modRevision
-            if revisionOfEvent != currentRevision {
-                apply(remote, to: store)
-                remote = RemoteChanges()
-                currentRevision = revisionOfEvent
-            }
-            revision = max(revision, revisionOfEvent)
-            let etcdKey = event.keyValue.key
-            guard let local = keys.locate(etcdKey), roams(local.domain) else { continue }
-            let entry: RoamingKeys.Entry
-            if event.kind == .delete {
-                entry = RoamingKeys.Entry(value: nil, host: "")  // removed outside defaultsd
-            } else if let decoded = RoamingKeys.decode(event.keyValue.value) {
-                entry = decoded
-            } else {
-                logger.warning("ignoring an etcd value that is not a defaultsd entry", metadata: ["key": "\(etcdKey)"])
-                continue
-            }
-            if entry.host == hostName {
-                // Our own write coming back: etcd holds what this machine sent.
-                if (seen[etcdKey] ?? 0) < revisionOfEvent { synced[etcdKey] = RoamingKeys.digest(entry.value) }
-                seen[etcdKey] = max(seen[etcdKey] ?? 0, revisionOfEvent)
-                continue
-            }
-            guard (seen[etcdKey] ?? 0) < revisionOfEvent else { continue }
-            seen[etcdKey] = revisionOfEvent
-            synced[etcdKey] = RoamingKeys.digest(entry.value)
-            queue[LocalKey(domain: local.domain, key: local.key)] = nil
-            remote.add(LocalKey(domain: local.domain, key: local.key), entry, revision: revisionOfEvent)
-        }
-        apply(remote, to: store)
-        markJournal(store)
-    }
-
-    /// Makes the given domains equal to what etcd holds (`range`), as one changeset per domain:
-    /// after a compaction, at the first start, and for a domain that starts roaming. Keys only
-    /// this machine has are queued to be sent; keys with a queued change are left to the guarded
-    /// transaction. A full read (every roaming domain) also moves the watch to its revision.
-    func resynchronize(_ range: EtcdRange, domains: [DomainName]? = nil, in store: DefaultsStore) {
-        eventLoop.preconditionInEventLoop()
-        let chosen = Set(domains ?? Array(roamingDomains)).intersection(roamingDomains)
-        var inEtcd: [DomainName: [String: (entry: RoamingKeys.Entry, revision: Int64)]] = [:]
-        for pair in range.keyValues {
-            guard let local = keys.locate(pair.key), chosen.contains(local.domain),
-                let entry = RoamingKeys.decode(pair.value)
-            else { continue }
-            inEtcd[local.domain, default: [:]][local.key] = (entry, pair.modRevision)
-        }
-        for domain in chosen.sorted() {
-            let values = (try? store.values(of: domain)) ?? [:]
-            let remoteKeys = inEtcd[domain] ?? [:]
-            var remote = RemoteChanges()
-            for (key, found) in remoteKeys {
-                let local = LocalKey(domain: domain, key: key)
-                if queue[local] != nil { continue }
-                seen[keys.etcdKey(domain: domain, key: key)] = found.revision
-                synced[keys.etcdKey(domain: domain, key: key)] = RoamingKeys.digest(found.entry.value)
-                if values[key] != found.entry.value { remote.add(local, found.entry, revision: found.revision) }
-            }
-            apply(remote, to: store)
-            let onlyHere = values.keys.filter { remoteKeys[$0] == nil && queue[LocalKey(domain: domain, key: $0)] == nil }
-            if !onlyHere.isEmpty { enqueue(onlyHere, of: domain, in: store) }
-        }
-        if domains == nil {
-            revision = max(revision, range.revision)
-            needsFullRead = false
-        }
-        markJournal(store)
-    }
-
-    /// Queues the keys of roaming domains whose value differs from the one this machine last
-    /// exchanged with etcd: changes that reached a domain file while no journal recorded them,
-    /// because the daemon was killed between the two, or because the file was edited while the
-    /// daemon was stopped. Called once at start, before the sender runs; each is then sent,
-    /// guarded like any local change, so a newer write from another machine still wins.
-    func takeInChangesMadeWhileStopped(in store: DefaultsStore) {
-        eventLoop.preconditionInEventLoop()
-        guard journalKeptDigests else { return }
-        var found = 0
-        for domain in roamingDomains.sorted() {
-            let values = (try? store.values(of: domain)) ?? [:]
-            let domainPrefix = keys.domainPrefix(domain)
-            var candidates = Set(values.keys)
-            for etcdKey in synced.keys where etcdKey.hasPrefix(domainPrefix) {
-                if let local = keys.locate(etcdKey), local.domain == domain { candidates.insert(local.key) }
-            }
-            let changed = candidates.filter { key in
-                let local = LocalKey(domain: domain, key: key)
-                guard queue[local] == nil else { return false }
-                let known = synced[keys.etcdKey(domain: domain, key: key)]
-                return known.map { $0 != RoamingKeys.digest(values[key]) } ?? (values[key] != nil)
-            }
-            guard !changed.isEmpty else { continue }
-            found += changed.count
-            enqueue(changed.sorted(), of: domain, in: store)
-        }
-        if found > 0 {
-            logger.notice("sending changes that reached the domain files while no journal recorded them", metadata: ["keys": "\(found)"])
-        }
-    }
-
-    /// The next watch start reads everything first: the revision to resume from was compacted
-    /// away.
-    func readEverythingBeforeWatching() {
-        eventLoop.preconditionInEventLoop()
-        needsFullRead = true
-    }
-
-    /// Changes of other machines gathered for one revision (or one full read).
-    private struct RemoteChanges {
-        var byDomain: [DomainName: (changes: Changeset, host: String, revision: Int64)] = [:]
-
-        mutating func add(_ local: LocalKey, _ entry: RoamingKeys.Entry, revision: Int64) {
-            var current = byDomain[local.domain] ?? (Changeset(domain: local.domain), entry.host, revision)
-            if let value = entry.value { current.changes.set(local.key, to: value) } else { current.changes.remove(local.key) }
-            if revision >= current.revision { (current.host, current.revision) = (entry.host, revision) }
-            byDomain[local.domain] = current
-        }
-    }
-
-    private func apply(_ remote: RemoteChanges, to store: DefaultsStore) {
-        for (_, change) in remote.byDomain.sorted(by: { $0.key < $1.key }) {
-            let domain = change.changes.domain
-            guard roamingDomains.contains(domain) else { continue }
-            do {
-                try store.applyRoaming(change.changes, host: change.host.isEmpty ? nil : change.host)
-            } catch where error.code == .tooLarge {
-                roamingDomains.remove(domain)
-                queue = queue.filter { $0.key.domain != domain }
-                stopped[domain] = error.message
-                logger.error("a domain stopped roaming: a change from another machine would pass this machine's size limit", metadata: [
-                    "domain": "\(domain)", "host": "\(change.host)", "error": "\(error.message)"])
-            } catch {
-                logger.error("could not apply a roaming change", metadata: [
-                    "domain": "\(change.changes.domain)", "error": "\(error.message)"])
-            }
-        }
-    }
-
-    // MARK: - Reachability
-
-    /// Records whether the cluster answered (``RoamingReachability/reached(_:problem:queued:domains:revision:)``),
-    /// with what this machine has queued and applied for the log.
-    func reached(_ answered: Bool, problem: String? = nil) {
-        reachability.reached(answered, problem: problem, queued: queue.count, domains: domains, revision: revision)
-    }
-
-    // MARK: - The journal
-
-    /// Writes the journal soon, after the domain files it describes are durable: never a
-    /// revision ahead of the values applied from it, nor a queue behind what it must send.
-    private func markJournal(_ store: DefaultsStore) {
-        journalDirty = true
-        guard !journalScheduled else { return }
-        journalScheduled = true
-        eventLoop.assumeIsolated().scheduleTask(in: RoamingState.journalDelay) { [self] in writeJournal(store) }
-    }
-
-    private func writeJournal(_ store: DefaultsStore) {
-        journalDirty = false
-        let contents = journalContents
-        let journal = self.journal
-        store.synchronize().flatMap { [journalWriter, eventLoop] in
-            journalWriter.runIfActive(eventLoop: eventLoop) { try journal.write(contents) }
-        }.assumeIsolated().whenComplete { [self] result in
-            if case .failure(let error) = result {
-                logger.error("could not write the roaming journal", metadata: ["error": "\(error)"])
-                journalDirty = true
-            }
-            journalScheduled = false
-            if journalDirty { markJournal(store) }
-        }
-    }
-
-    private var journalContents: RoamingJournal.Contents {
-        RoamingJournal.Contents(prefix: keys.prefix, revision: revision, seen: seen, synced: synced, queue: Array(queue.keys))
-    }
-
-    /// The last write of the journal, at stop, after the last flush of the domain files.
-    func writeJournalNow() {
-        eventLoop.preconditionInEventLoop()
-        do { try journal.write(journalContents) } catch {
-            logger.error("could not write the roaming journal", metadata: ["error": "\(error.message)"])
-        }
     }
 }
