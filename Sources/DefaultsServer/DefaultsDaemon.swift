@@ -51,15 +51,16 @@ public final class DefaultsDaemon: Sendable {
         self.writer = NIOThreadPool(numberOfThreads: 1)
         self.scanner = NIOThreadPool(numberOfThreads: 1)
         let loop = group.next()
+        let machineID = MachineID.read(path: configuration.machineIDFile)
         let files = DomainFiles(
             directory: configuration.storageDirectory, stateDirectory: configuration.effectiveStateDirectory, format: configuration.fileFormat,
-            machineID: MachineID.read(path: configuration.machineIDFile))
+            hostID: DomainFiles.hostID(sharesFoundationFolder: configuration.usesSharedStorage, machineID: machineID))
         self.files = files
         // Before anything reads the ledger or the roaming journal, which may still be there.
-        if configuration.usesSharedStorage, configuration.formerStorageDirectory != configuration.storageDirectory {
+        if configuration.usesSharedStorage {
             FormerFolderMove.run(
                 former: configuration.formerStorageDirectory, shared: configuration.storageDirectory,
-                state: configuration.effectiveStateDirectory, logger: logger)
+                state: configuration.effectiveStateDirectory, machineID: machineID, logger: logger)
         }
         let notifier = Notifier(eventLoop: loop)
         let watcher = DirectoryWatcher(eventLoop: loop, logger: logger)
@@ -106,7 +107,7 @@ public final class DefaultsDaemon: Sendable {
         writer.start()
         scanner.start()
         try files.prepare()
-        if files.machineID == nil {
+        if files.hostID == nil {
             logger.warning("by-host domains read as empty and cannot be written: this machine has no id", metadata: [
                 "file": "\(configuration.machineIDFile)"])
         }

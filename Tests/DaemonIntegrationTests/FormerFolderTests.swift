@@ -55,6 +55,37 @@ import Testing
         #expect(try daemon.connect().request(#"{"op":"get","domain":"com.example.moved","key":"rank"}"#) == #"{"ok":true,"value":"Captain","generation":8}"#)
     }
 
+    @Test("this machine's by-host files are renamed once to Foundation's names in the shared folder; a by-host file Foundation has is kept")
+    func byHostFilesTakeFoundationsNames() throws {
+        let machineID = "0123456789abcdef0123456789abcdef"
+        let idFile = FileManager.default.temporaryDirectory.appendingPathComponent("machine-id-\(UUID().uuidString.prefix(8))").path
+        try (machineID + "\n").write(toFile: idFile, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: idFile) }
+        let daemon = try DaemonProcess(arguments: ["--machine-id-file", idFile], defaultPaths: true)
+        #expect(daemon.terminate() == 0)
+        let byHost = daemon.home + "/.config/ByHost/"
+        try write(["volume": 7], to: byHost + "com.example.mine.\(machineID).plist")
+        try write(["from": "defaultsd"], to: byHost + "com.example.both.\(machineID).plist")
+        try write(["from": "foundation"], to: byHost + "com.example.both..plist")
+        try write(["from": "another machine"], to: byHost + "com.example.mine.ffffffffffffffffffffffffffffffff.plist")
+
+        try daemon.restart()
+        #expect(daemon.waitForLog("renamed this machine's by-host files to the names Foundation's UserDefaults reads"))
+        let client = try daemon.connect()
+        #expect(try client.request(#"{"op":"get","domain":"com.example.mine","host":"current","key":"volume"}"#) == #"{"ok":true,"value":7,"generation":0}"#)
+        #expect(try client.request(#"{"op":"get","domain":"com.example.both","host":"current","key":"from"}"#) == #"{"ok":true,"value":"foundation","generation":0}"#)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: byHost).sorted() == [
+            "com.example.both..plist", "com.example.mine..plist", "com.example.mine.ffffffffffffffffffffffffffffffff.plist",
+        ], "another machine's file stays as it is")
+        #expect(try PropertyListFile.decode(Data(contentsOf: URL(fileURLWithPath: daemon.statePath + "/ByHost-com.example.both.\(machineID).plist.before-sharing")))
+            == ["from": "defaultsd"], "the daemon's file is kept, not lost")
+
+        // A by-host write lands under Foundation's name.
+        #expect(try client.request(#"{"op":"set","domain":"com.example.mine","host":"current","key":"volume","value":8}"#) == #"{"ok":true,"generation":1}"#)
+        #expect(try client.request(#"{"op":"synchronize"}"#) == #"{"ok":true}"#)
+        #expect(try PropertyListFile.decode(Data(contentsOf: URL(fileURLWithPath: byHost + "com.example.mine..plist"))) == ["volume": 8])
+    }
+
     @Test("a domain file cut to zero bytes (a write in place under way) changes nothing; the write's end is taken in")
     func anEmptyFileIsAWriteInProgress() throws {
         let daemon = try DaemonProcess(arguments: ["--log-level", "debug"])

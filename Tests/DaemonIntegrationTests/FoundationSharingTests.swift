@@ -80,4 +80,20 @@ import Testing
         #expect(languages.hasPrefix("Array"), "\(languages)")
         #expect(FileManager.default.fileExists(atPath: daemon.home + "/.config/.GlobalPreferences.plist"))
     }
+
+    @Test("by-host values are shared: defaults -currentHost reaches the program over its domain's value, and Foundation's by-host file is the daemon's")
+    func byHostValuesAreShared() throws {
+        let daemon = try DaemonProcess(defaultPaths: true)
+        _ = try defaults(daemon, "write", "FoundationDefaultsProbe", "rank", "Ensign")
+        _ = try defaults(daemon, "-currentHost", "write", "FoundationDefaultsProbe", "rank", "Captain")
+        _ = try defaults(daemon, "sync")
+        #expect(FileManager.default.fileExists(atPath: daemon.home + "/.config/ByHost/FoundationDefaultsProbe..plist"))
+        #expect(try probe(daemon, "get", "-", "rank") == "String Captain", "this machine's value wins, as in Foundation's search list")
+
+        // A by-host file as Foundation names it is this machine's variant of the domain.
+        let path = daemon.home + "/.config/ByHost/\(Self.domain)..plist"
+        try PropertyListFile.encode(["shields": .bool(true)], format: .xml).write(to: URL(fileURLWithPath: path))
+        #expect(try defaults(daemon, "-currentHost", "read", Self.domain, "shields") == "1\n")
+        #expect(try probe(daemon, "get", Self.domain, "shields") == "Bool true")
+    }
 }

@@ -59,4 +59,26 @@ import Testing
         #expect(read(shared + "/com.both.plist") == "foundation" && read(state + "/com.both.plist.before-sharing") == "defaultsd")
         #expect(!FileManager.default.fileExists(atPath: former), "an emptied former folder is removed")
     }
+
+    @Test("this machine's by-host files take Foundation's names; another machine's stay; Foundation's own file wins and ours is kept aside")
+    func byHostFilesAreRenamed() throws {
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+        try put(shared + "/ByHost/com.a.mine.plist", "a")
+        try put(shared + "/ByHost/.GlobalPreferences.mine.plist", "global")
+        try put(shared + "/ByHost/com.b.mine.plist", "ours")
+        try put(shared + "/ByHost/com.b..plist", "foundation's")
+        try put(shared + "/ByHost/com.a.other.plist", "another machine")
+
+        let outcome = FormerFolderMove.renameByHostFiles(in: shared, machineID: "mine", state: state)
+        #expect(outcome.failed.isEmpty)
+        #expect(read(shared + "/ByHost/com.a..plist") == "a")
+        #expect(read(shared + "/ByHost/.GlobalPreferences..plist") == "global")
+        #expect(read(shared + "/ByHost/com.b..plist") == "foundation's")
+        #expect(read(state + "/ByHost-com.b.mine.plist.before-sharing") == "ours")
+        #expect(read(shared + "/ByHost/com.a.other.plist") == "another machine")
+        #expect(outcome.moved.filter(\.keptAside).map(\.from) == [shared + "/ByHost/com.b.mine.plist"])
+        // Once: nothing is left to rename.
+        #expect(FormerFolderMove.renameByHostFiles(in: shared, machineID: "mine", state: state).moved.isEmpty)
+    }
 }

@@ -18,7 +18,7 @@ final class StoreFixture {
 
     /// A new store; with `directory`, one restarted on an earlier fixture's files.
     init(
-        maximumDomainBytes: Int = 4 << 20, coalesce: TimeAmount = .milliseconds(20), machineID: String? = StoreFixture.machineID,
+        maximumDomainBytes: Int = 4 << 20, coalesce: TimeAmount = .milliseconds(20), hostID: String? = StoreFixture.machineID,
         directory: String? = nil
     ) {
         self.directory = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("store-\(UUID().uuidString)").path
@@ -26,7 +26,7 @@ final class StoreFixture {
         configuration.maximumDomainBytes = maximumDomainBytes
         configuration.coalesceDelay = coalesce
         writer.start()
-        let files = DomainFiles(directory: self.directory, format: .xml, machineID: machineID)
+        let files = DomainFiles(directory: self.directory, format: .xml, hostID: hostID)
         try! files.prepare()
         let loop = group.next()
         let table = DomainTable(eventLoop: loop, files: files)
@@ -273,10 +273,10 @@ final class StoreFixture {
         #expect(try PropertyListFile.decode(Data(contentsOf: URL(fileURLWithPath: byHost + ".GlobalPreferences.\(StoreFixture.machineID).plist")))
             == ["theme": "light"])
         #expect(!FileManager.default.fileExists(atPath: fixture.directory + "/com.example.bridge.plist"))
-        let files = DomainFiles(directory: fixture.directory, format: .xml, machineID: StoreFixture.machineID)
+        let files = DomainFiles(directory: fixture.directory, format: .xml, hostID: StoreFixture.machineID)
         #expect(GenerationLedger(files: files).load() == [domain.currentHost: 1 + GenerationLedger.reserve, DomainName.global.currentHost: 1 + GenerationLedger.reserve])
         // Another machine sharing the directory does not take them for its own.
-        let other = DomainFiles(directory: fixture.directory, format: .xml, machineID: String(repeating: "f", count: 32))
+        let other = DomainFiles(directory: fixture.directory, format: .xml, hostID: String(repeating: "f", count: 32))
         #expect(GenerationLedger(files: other).load() == [:])
         #expect(Set(files.storedDomains()) == [domain.currentHost, DomainName.global.currentHost])
         // Another machine's by-host file is not this machine's domain.

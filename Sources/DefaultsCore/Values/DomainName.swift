@@ -10,7 +10,7 @@
 /// ```swift
 /// let domain = try DomainName("com.example.bridge")
 /// domain.fileName                                   // "com.example.bridge.plist"
-/// domain.currentHost.byHostFileName(machineID: id)  // "com.example.bridge.<id>.plist", in ByHost/
+/// domain.currentHost.byHostFileName(hostID: id)  // "com.example.bridge.<id>.plist", in ByHost/
 /// ```
 public struct DomainName: Sendable, Hashable, Comparable, CustomStringConvertible {
     public let rawValue: String
@@ -21,7 +21,9 @@ public struct DomainName: Sendable, Hashable, Comparable, CustomStringConvertibl
     public enum Host: Sendable, Hashable {
         /// The domain as every machine sees it (`<domain>.plist`).
         case any
-        /// This machine's variant (`ByHost/<domain>.<machine id>.plist`), searched before `any`.
+        /// This machine's variant (`ByHost/<domain>.<host id>.plist`: the host id is the machine id
+        /// in a folder of the daemon's own, as macOS names by-host files, and empty in the folder
+        /// shared with Foundation, as Foundation on Linux names them), searched before `any`.
         case current
     }
 
@@ -67,7 +69,7 @@ public struct DomainName: Sendable, Hashable, Comparable, CustomStringConvertibl
     public var fileName: String { baseName + ".plist" }
 
     /// The file that holds this machine's variant inside the storage directory's `ByHost` folder.
-    public func byHostFileName(machineID: String) -> String { baseName + "." + machineID + ".plist" }
+    public func byHostFileName(hostID: String) -> String { baseName + "." + hostID + ".plist" }
 
     private var baseName: String { anyHost == .global ? ".GlobalPreferences" : rawValue }
 
@@ -78,10 +80,10 @@ public struct DomainName: Sendable, Hashable, Comparable, CustomStringConvertibl
         return try? DomainName(String(fileName.dropLast(6)))
     }
 
-    /// The by-host domain stored in `fileName` of the `ByHost` folder for `machineID`, or nil
+    /// The by-host domain stored in `fileName` of the `ByHost` folder for `hostID`, or nil
     /// when the file is not one (another machine's, or not a domain file).
-    public static func fromByHostFileName(_ fileName: String, machineID: String) -> DomainName? {
-        let suffix = "." + machineID + ".plist"
+    public static func fromByHostFileName(_ fileName: String, hostID: String) -> DomainName? {
+        let suffix = "." + hostID + ".plist"
         guard fileName.hasSuffix(suffix) else { return nil }
         let base = String(fileName.dropLast(suffix.utf8.count))
         if base == ".GlobalPreferences" { return DomainName.global.currentHost }

@@ -3,7 +3,7 @@ import FoundationEssentials
 import Glibc
 
 /// The storage directory: one property-list file per domain, and in its `ByHost` folder one per
-/// by-host domain of this machine (`<domain>.<machine id>.plist`, as macOS names them).
+/// by-host domain of this machine (`<domain>.<host id>.plist`).
 ///
 /// A value type whose only shared state is `versions` (itself locked), so the writer thread
 /// and the event loop can each hold a copy. Writes use POSIX calls directly because Foundation's atomic `Data.write` neither
@@ -13,9 +13,9 @@ struct DomainFiles: Sendable {
     let format: PropertyListFile.Format
     /// The versions of each domain file that memory already holds.
     let versions: KnownFileVersions
-    /// This machine's id (`/etc/machine-id`), which names its by-host files; nil when the machine
-    /// has none, and then by-host domains read as empty and are never written.
-    let machineID: String?
+    /// The id in the names of this machine's by-host files (``DomainFiles/hostID(sharesFoundationFolder:machineID:)``);
+    /// nil when there is none, and then by-host domains read as empty and are never written.
+    let hostID: String?
     /// What the ledger on disk holds, once this process has written it.
     let ledger: DurableLedger
 
@@ -25,16 +25,28 @@ struct DomainFiles: Sendable {
     let stateDirectory: String
 
     init(
-        directory: String, stateDirectory: String? = nil, format: PropertyListFile.Format, machineID: String? = nil,
+        directory: String, stateDirectory: String? = nil, format: PropertyListFile.Format, hostID: String? = nil,
         versions: KnownFileVersions = KnownFileVersions(), ledger: DurableLedger = DurableLedger()
     ) {
         self.directory = directory
         self.stateDirectory = stateDirectory ?? directory
         self.format = format
-        self.machineID = machineID
+        self.hostID = hostID
         self.versions = versions
         self.ledger = ledger
     }
+
+    /// The id that names this machine's by-host files. In the folder shared with Foundation it is
+    /// Foundation's own, empty (`ByHost/<domain>..plist`, which `UserDefaults` searches before the
+    /// domain), so that a program and the daemon share by-host values too; in a folder of the
+    /// daemon's own it is the machine id, as macOS names them, so that machines sharing that
+    /// folder keep theirs apart.
+    static func hostID(sharesFoundationFolder: Bool, machineID: String?) -> String? {
+        sharesFoundationFolder ? foundationHostID : machineID
+    }
+
+    /// The host id Foundation on Linux puts in by-host file names: none.
+    static let foundationHostID = ""
 
     /// The folder of this machine's by-host files.
     var byHostDirectory: String { directory + "/" + DomainName.byHostFolder }
@@ -46,13 +58,13 @@ struct DomainFiles: Sendable {
     func path(of domain: DomainName) -> String? {
         guard domain.isCurrentHost else { return directory + "/" + domain.fileName }
         guard domain.hasByHostVariant else { return nil }
-        return machineID.map { byHostDirectory + "/" + domain.byHostFileName(machineID: $0) }
+        return hostID.map { byHostDirectory + "/" + domain.byHostFileName(hostID: $0) }
     }
 
     /// The domain a file of the storage directory, or of its `ByHost` folder, holds.
     func domain(ofFile name: String, inByHostFolder: Bool) -> DomainName? {
         guard inByHostFolder else { return DomainName.fromFileName(name) }
-        return machineID.flatMap { DomainName.fromByHostFileName(name, machineID: $0) }
+        return hostID.flatMap { DomainName.fromByHostFileName(name, hostID: $0) }
     }
 
     /// Creates the directory (mode 0700), and its `ByHost` folder when the machine has an id, if
@@ -82,7 +94,7 @@ struct DomainFiles: Sendable {
                 throw DefaultsError(.ioError, "cannot create state directory \(stateDirectory): \(SystemText.reason(error))")
             }
         }
-        if machineID != nil { try prepareByHostDirectory() }
+        if hostID != nil { try prepareByHostDirectory() }
         try checkTrust()
     }
 
@@ -91,7 +103,7 @@ struct DomainFiles: Sendable {
     /// directory itself, could make the daemon overwrite any file of the user's, or read the
     /// user's preferences. ``PathTrust/yoursOrRoot(uid:)`` is the rule.
     func checkTrust(uid: UInt32 = getuid()) throws(DefaultsError) {
-        let folders = [directory, stateDirectory] + (machineID != nil ? [byHostDirectory] : [])
+        let folders = [directory, stateDirectory] + (hostID != nil ? [byHostDirectory] : [])
         for folder in Set(folders).sorted() {
             guard let problem = PathTrust.yoursOrRoot(uid: uid).problem(with: folder) else { continue }
             throw DefaultsError(

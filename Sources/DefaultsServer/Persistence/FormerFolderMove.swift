@@ -29,12 +29,13 @@ struct FormerFolderMove {
         var keptAside: Bool
     }
 
-    /// Moves everything there is to move; answers what moved, and what could not.
-    func run() -> (moved: [Move], failed: [(path: String, reason: String)]) {
-        guard former != shared, SystemText.isDirectory(former) else { return ([], []) }
+    /// What a move did: the files moved, and those that could not be.
+    struct Outcome {
         var moved: [Move] = []
         var failed: [(path: String, reason: String)] = []
-        func move(_ from: String, to destination: String, asideAs aside: String) {
+
+        /// Renames `from` to `destination`, or to `aside` when `destination` is taken.
+        mutating func move(_ from: String, to destination: String, asideAs aside: String) {
             var status = stat()
             let keptAside = lstat(destination, &status) == 0
             let to = keptAside ? aside : destination
@@ -44,6 +45,15 @@ struct FormerFolderMove {
             } else {
                 failed.append((from, String(cString: strerror(errno))))
             }
+        }
+    }
+
+    /// Moves everything there is to move; answers what moved, and what could not.
+    func run() -> Outcome {
+        var outcome = Outcome()
+        guard former != shared, SystemText.isDirectory(former) else { return outcome }
+        func move(_ from: String, to destination: String, asideAs aside: String) {
+            outcome.move(from, to: destination, asideAs: aside)
         }
         let byHost = DomainName.byHostFolder
         if SystemText.isDirectory(former + "/" + byHost) {
@@ -67,7 +77,23 @@ struct FormerFolderMove {
             }
         }
         rmdir(former)  // only when emptied: the configuration file usually stays
-        return (moved, failed)
+        return outcome
+    }
+
+    /// Renames this machine's by-host files in the shared folder's `ByHost` from the machine id's
+    /// names (`<domain>.<machine id>.plist`, as the daemon named them in its own folder) to
+    /// Foundation's (`<domain>..plist`), so that Foundation's `UserDefaults` reads them. A domain
+    /// Foundation already has a by-host file for keeps it; the daemon's is kept in the state
+    /// directory as `ByHost-<file>.before-sharing`.
+    static func renameByHostFiles(in shared: String, machineID: String, state: String) -> Outcome {
+        var outcome = Outcome()
+        let folder = shared + "/" + DomainName.byHostFolder
+        for name in names(in: folder) {
+            guard let domain = DomainName.fromByHostFileName(name, hostID: machineID) else { continue }
+            let foundations = domain.byHostFileName(hostID: DomainFiles.foundationHostID)
+            outcome.move(folder + "/" + name, to: folder + "/" + foundations, asideAs: state + "/" + DomainName.byHostFolder + "-" + name + ".before-sharing")
+        }
+        return outcome
     }
 
     private static func names(in folder: String) -> [String] {
@@ -75,8 +101,7 @@ struct FormerFolderMove {
     }
 
     /// Runs the move and logs it: one line for what moved, one per file kept aside or left.
-    static func run(former: String, shared: String, state: String, logger: Logger) {
-        guard SystemText.isDirectory(former) else { return }
+    static func run(former: String, shared: String, state: String, machineID: String?, logger: Logger) {
         if !SystemText.isDirectory(state) {
             try? FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         }
@@ -86,12 +111,24 @@ struct FormerFolderMove {
                 "from": "\(former)", "files": "\(result.moved.map { String($0.from.dropFirst(former.utf8.count + 1)) }.joined(separator: ", "))",
                 "domains": "\(shared)", "state": "\(state)"])
         }
-        for move in result.moved where move.keptAside {
+        log(result, logger: logger)
+        guard let machineID else { return }
+        let renamed = renameByHostFiles(in: shared, machineID: machineID, state: state)
+        if !renamed.moved.isEmpty {
+            logger.notice("renamed this machine's by-host files to the names Foundation's UserDefaults reads", metadata: [
+                "folder": "\(shared)/\(DomainName.byHostFolder)",
+                "files": "\(renamed.moved.map { String($0.from.split(separator: "/").last ?? "") }.joined(separator: ", "))"])
+        }
+        log(renamed, logger: logger)
+    }
+
+    private static func log(_ outcome: Outcome, logger: Logger) {
+        for move in outcome.moved where move.keptAside {
             logger.warning("a domain already had a file in the shared folder, which is kept; the former one is kept beside the daemon's state", metadata: [
                 "file": "\(move.from)", "keptAs": "\(move.to)"])
         }
-        for failure in result.failed {
-            logger.error("a file of the former folder could not be moved; it stays where it is", metadata: [
+        for failure in outcome.failed {
+            logger.error("a file could not be moved to where it lives now; it stays where it is", metadata: [
                 "file": "\(failure.path)", "error": "\(failure.reason)"])
         }
     }

@@ -39,7 +39,7 @@ struct GenerationLedger: Sendable {
     /// domain name has a `/`): another machine sharing the directory never takes it for its own.
     private func entry(of domain: DomainName) -> String? {
         guard domain.isCurrentHost else { return domain.rawValue }
-        return files.machineID.map { DomainName.byHostFolder + "/" + domain.byHostFileName(machineID: $0) }
+        return files.hostID.map { DomainName.byHostFolder + "/" + domain.byHostFileName(hostID: $0) }
     }
 
     private func domain(named entry: String) -> DomainName? {

@@ -176,7 +176,7 @@ final class DefaultsStore {
                 "domain \(changeset.domain) would be \(change.newSize) bytes; the limit is \(maximumDomainBytes)")
         }
         if checked {
-            if changeset.domain.isCurrentHost, files.machineID == nil { throw MachineID.refusal(writing: changeset.domain) }
+            if changeset.domain.isCurrentHost, files.hostID == nil { throw MachineID.refusal(writing: changeset.domain) }
             for check in checks { if let refusal = check.check(changeset) { throw refusal } }
         }
         let effective = table[index].commit(changeset, change)

@@ -40,7 +40,7 @@ final class DomainFileWatcher {
             try watcher.watch(files.directory, mask: DirectoryWatcher.fileChanges) { [self] event in
                 noticed(event, inByHostFolder: false)
             }
-            if files.machineID != nil {
+            if files.hostID != nil {
                 try watcher.watch(files.byHostDirectory, mask: DirectoryWatcher.fileChanges) { [self] event in
                     noticed(event, inByHostFolder: true)
                 }
