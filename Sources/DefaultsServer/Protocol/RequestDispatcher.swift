@@ -18,7 +18,7 @@ enum PendingReply {
 struct RequestDispatcher {
     let server: ServerContext
 
-    private var store: DefaultsStore { server.store }
+    var store: DefaultsStore { server.store }
 
     func perform(_ request: Request, session: Session, sink: EventSink) -> PendingReply {
         server.requestCount += 1
@@ -214,124 +214,11 @@ struct RequestDispatcher {
             return .generation(try store.replace(domain, with: values, origin: session.origin))
 
         case .stats:
-            let counts = store.statistics(of: request.has("domain") ? try session.domain(of: request) : nil)
-            var fields: [(String, Reply.Field)] = [
-                ("pid", .integer(Int64(getpid()))),
-                ("uptimeSeconds", .integer(Int64(Date().timeIntervalSince(server.startedAt)))),
-                ("connections", .integer(Int64(server.connectionCount))),
-                ("subscribers", .integer(Int64(server.notifier.subscriberCount))),
-                ("domainsLoaded", .integer(Int64(counts.domainsLoaded))),
-                ("dirtyDomains", .integer(Int64(counts.dirtyDomains))),
-                ("requests", .integer(Int64(server.requestCount))),
-                ("flushes", .integer(Int64(counts.flushes))),
-                ("fileWrites", .integer(Int64(counts.fileWrites))),
-                ("events", .integer(Int64(server.notifier.eventsPublished))),
-            ]
-            if let writes = counts.domainFileWrites { fields.append(("domainFileWrites", .integer(Int64(writes)))) }
-            fields.append(("roaming", .object(roamingStatistics)))
-            return Reply(fields)
+            return try statistics(request, session: session)
 
         default:
             throw DefaultsError(.unknownOp, "unknown op \"\(request.op)\"")
         }
-    }
-
-    /// The roaming link's state for `stats`: `{"state":"off"}` when roaming is not configured.
-    private var roamingStatistics: Reply {
-        guard let roaming = store.roaming else { return Reply([("state", .string("off"))]) }
-        return Reply([
-            ("state", .string(roaming.reachability.connection.rawValue)),
-            ("host", .string(roaming.hostName)),
-            ("prefix", .string(roaming.keys.prefix)),
-            ("endpoints", .strings(roaming.endpoints)),
-            ("domains", .strings(roaming.domains.map(\.rawValue))),
-            ("stopped", .object(Reply(roaming.stopped.sorted { $0.key < $1.key }.map { ($0.key.rawValue, .string($0.value)) }))),
-            ("revision", .integer(roaming.revision)),
-            ("queue", .integer(Int64(roaming.queueLength))),
-            ("transactions", .integer(Int64(roaming.transactions))),
-            ("watching", .string(roaming.reachability.watchedMember.map { roaming.endpoints[$0] })),
-            ("stale", .string(roaming.reachability.staleReason)),
-            ("members", .raw(Self.json(roaming.reachability.members))),
-            ("latestInCluster", .integer(roaming.reachability.latestInCluster)),
-            ("behind", .integer(roaming.reachability.revisionsBehind(applied: roaming.revision))),
-            ("millisecondsSinceProgress", roaming.reachability.lastProgress.map {
-                .integer((NIODeadline.now() - $0).nanoseconds / 1_000_000)
-            } ?? .string(nil)),
-        ])
-    }
-
-    /// Each member as the last check found it: `{"endpoint","answers","leader","revision"}`, or
-    /// `"problem"` in place of the last three when it gave no status.
-    private static func json(_ members: [RoamingReachability.MemberReport]) -> [UInt8] {
-        var writer = JSONWriter(capacity: 128 * members.count)
-        writer.json(.array(members.map { member in
-            var fields: [String: JSON] = ["endpoint": .string(member.endpoint)]
-            switch member.status {
-            case .success(let status)?:
-                fields["answers"] = true
-                fields["leader"] = status.leader.map { .string($0) } ?? .null
-                fields["revision"] = .integer(status.revision)
-                if !status.errors.isEmpty { fields["problem"] = .string(status.errors.joined(separator: "; ")) }
-            case .failure(.unreachable(let reason))?:
-                fields["answers"] = false
-                fields["problem"] = .string(reason)
-            case .failure(let error)?:
-                fields["answers"] = false
-                fields["problem"] = .string("\(error)")
-            case nil:
-                fields["answers"] = .null
-            }
-            return .object(fields)
-        }))
-        return writer.bytes
-    }
-
-    /// The resolved, localised pane tree of a domain's Settings bundle with current values.
-    /// Runs on the loop: it reads the store.
-    private func describeBundle(_ request: Request, of domain: DomainName, in bundle: SettingsBundle) throws(DefaultsError) -> Reply {
-        let path = bundle.directory.path
-        // Each row's value as the app reads it from its domain, in the search list's order for
-        // that domain; the bundle's own default is the describer's to fill in.
-        var layers: [DomainName: [(isForced: Bool, values: [String: PlistValue])]] = [:]
-        for owner in [domain] + bundle.specifiers.compactMap(\.suite) where layers[owner] == nil {
-            var found: [(isForced: Bool, values: [String: PlistValue])] = []
-            for layer in SearchList.layers(of: owner) {
-                switch layer {
-                case .managed(let forced): found.append((true, store.managed.forced[forced] ?? [:]))
-                case .persistent(let variant): found.append((false, try store.values(of: variant)))
-                case .bundle, .argument, .registration: break
-                }
-            }
-            layers[owner] = found
-        }
-        let lookup: ValueLookup = { key, suite in
-            let owner = suite ?? domain
-            for layer in layers[owner] ?? [] {
-                if let value = layer.values[key] { return StoredValue(value, origin: owner.rawValue, isForced: layer.isForced) }
-            }
-            return nil
-        }
-        let pane: PaneDescription?
-        if let file = try request.optionalString("pane") {
-            let name = file.hasSuffix(".plist") ? file : file + ".plist"
-            guard bundle.pages[name] != nil else {
-                throw DefaultsError(.invalidParameter, "the bundle has no pane \(file) (panes: \(bundle.pages.keys.sorted().joined(separator: ", ")))")
-            }
-            pane = bundle.describe(pane: name, lookup: lookup)
-        } else {
-            pane = bundle.describe(lookup: lookup)
-        }
-        var tree = JSONWriter()
-        if let pane { pane.writeJSON(into: &tree) } else { tree.null() }
-        var fields: [(String, Reply.Field)] = [
-            ("path", .string(path)),
-            ("language", .string(bundle.language)),
-            ("languages", .strings(bundle.availableLanguages)),
-            ("diagnostics", .strings(bundle.diagnostics.map { "\($0)" })),
-            ("pane", .raw(tree.bytes)),
-        ]
-        if try request.bool("text") == true { fields.append(("text", .string(pane?.renderedText() ?? ""))) }
-        return Reply(fields)
     }
 
     private func refuseWritesWhenStopping() throws(DefaultsError) {
