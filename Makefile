@@ -85,14 +85,25 @@ test: deps-test
 
 # Examples/ClientApp built as an app outside this repository builds: in a folder of its own, with
 # this checkout linked beside it as `defaultsd` (a path dependency's identity is its folder's
-# name). Without the Makefile's static linking, as a dependent package sees the manifest.
+# name). Without the Makefile's static linking, as a dependent package sees the manifest. Then
+# again by version, as an app depends on a published release: the checkout's last commit, cloned
+# into a local repository and tagged with the daemon's version, named by `.package(url:from:)`
+# (SwiftPM refuses unsafe flags in such a dependency, which a path dependency would let through).
 EXAMPLE_DIR ?= $(or $(TMPDIR),/tmp)/defaultsd-example
+EXAMPLE_VERSION := $(shell sed -n 's/.*serverVersion = "\(.*\)".*/\1/p' Sources/DefaultsServer/Protocol/Request.swift)
 example: deps-build
 	rm -rf "$(EXAMPLE_DIR)" && mkdir -p "$(EXAMPLE_DIR)"
 	ln -s "$(CURDIR)" "$(EXAMPLE_DIR)/defaultsd"
 	cp -R Examples/ClientApp "$(EXAMPLE_DIR)/ClientApp"
 	cd "$(EXAMPLE_DIR)/ClientApp" && env -u DEFAULTSD_STATIC_EXECUTABLES $(SWIFT) build
-	@echo "Examples/ClientApp builds as a client app: $(EXAMPLE_DIR)/ClientApp/.build/debug/ClientApp"
+	@echo "Examples/ClientApp builds as a client app with a path dependency: $(EXAMPLE_DIR)/ClientApp/.build/debug/ClientApp"
+	git clone --quiet --bare "$(CURDIR)" "$(EXAMPLE_DIR)/defaultsd.git"
+	git -C "$(EXAMPLE_DIR)/defaultsd.git" tag "$(EXAMPLE_VERSION)"
+	sed 's|\.package(path: "\.\./defaultsd")|.package(url: "file://$(EXAMPLE_DIR)/defaultsd.git", from: "$(EXAMPLE_VERSION)")|' \
+		Examples/ClientApp/Package.swift > "$(EXAMPLE_DIR)/ClientApp/Package.swift"
+	grep -q 'from: "$(EXAMPLE_VERSION)"' "$(EXAMPLE_DIR)/ClientApp/Package.swift"
+	cd "$(EXAMPLE_DIR)/ClientApp" && env -u DEFAULTSD_STATIC_EXECUTABLES $(SWIFT) build
+	@echo "Examples/ClientApp builds with defaultsd $(EXAMPLE_VERSION) as a version dependency (the last commit; uncommitted changes are not in it)"
 
 bench: deps-bench
 	$(SWIFT) build $(RELEASE) --product defaultsd
