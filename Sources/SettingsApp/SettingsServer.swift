@@ -243,6 +243,17 @@ public final class SettingsServer: Sendable {
             logger: logger)
     }
 
+    /// A path parameter as the page meant it: the router hands it over as it stands in the path,
+    /// percent-encoded (`My%20Tool`), and the page encodes every domain and image name it puts
+    /// there (`encodeURIComponent`).
+    static func decoded(_ name: String, of context: BasicWebSocketRequestContext) throws -> String {
+        let raw = try context.parameters.require(name)
+        guard let text = raw.removingPercentEncoding else {
+            throw HTTPError(.badRequest, message: "the \(name) in the path is not valid percent-encoded text")
+        }
+        return text
+    }
+
     /// The page, its assets and the JSON API, added to `router` (the guarded group under the
     /// session's prefix in `application`; a bare router in the route tests).
     func addRoutes(to router: RouterGroup<BasicWebSocketRequestContext>) {
@@ -261,7 +272,7 @@ public final class SettingsServer: Sendable {
         }
         // Only the file the icon theme lookup found for the app's own desktop entry, size-capped.
         router.get("/api/apps/{domain}/icon") { _, context in
-            guard let icon = api.desktopEntries.icon(for: try context.parameters.require("domain")) else {
+            guard let icon = api.desktopEntries.icon(for: try Self.decoded("domain", of: context)) else {
                 return Self.failure(SettingsAPI.Failure(status: .notFound, code: "not_found", message: "no icon"))
             }
             return Self.asset(icon.bytes, type: icon.contentType)
@@ -269,13 +280,13 @@ public final class SettingsServer: Sendable {
         router.get("/api/apps/{domain}") { request, context in
             try await Self.json {
                 try await api.app(
-                    try context.parameters.require("domain"), language: request.uri.queryParameters["language"].map(String.init),
+                    try Self.decoded("domain", of: context), language: request.uri.queryParameters["language"].map(String.init),
                     acceptLanguage: request.headers[.acceptLanguage])
             }
         }
         router.get("/api/apps/{domain}/images/{name}") { _, context in
             do {
-                let image = try await api.image(try context.parameters.require("domain"), name: try context.parameters.require("name"))
+                let image = try await api.image(try Self.decoded("domain", of: context), name: try Self.decoded("name", of: context))
                 return Self.asset(image.bytes, type: image.contentType)
             } catch let failure as SettingsAPI.Failure {
                 return Self.failure(failure)
@@ -288,19 +299,19 @@ public final class SettingsServer: Sendable {
             }
         }
         router.get("/api/domains/{domain}") { _, context in
-            try await Self.json { try await api.plainDomain(try context.parameters.require("domain")) }
+            try await Self.json { try await api.plainDomain(try Self.decoded("domain", of: context)) }
         }
         router.post("/api/apps/{domain}/rows") { request, context in
-            try await Self.change(request) { try await api.change(try context.parameters.require("domain"), body: $0) }
+            try await Self.change(request) { try await api.change(try Self.decoded("domain", of: context), body: $0) }
         }
         router.post("/api/apps/{domain}/rows/reset") { request, context in
-            try await Self.change(request) { try await api.reset(try context.parameters.require("domain"), body: $0) }
+            try await Self.change(request) { try await api.reset(try Self.decoded("domain", of: context), body: $0) }
         }
         router.post("/api/domains/{domain}/keys") { request, context in
-            try await Self.change(request) { try await api.setPlain(try context.parameters.require("domain"), body: $0) }
+            try await Self.change(request) { try await api.setPlain(try Self.decoded("domain", of: context), body: $0) }
         }
         router.post("/api/domains/{domain}/keys/delete") { request, context in
-            try await Self.change(request) { try await api.deletePlain(try context.parameters.require("domain"), body: $0) }
+            try await Self.change(request) { try await api.deletePlain(try Self.decoded("domain", of: context), body: $0) }
         }
     }
 

@@ -54,7 +54,7 @@ import Testing
         let daemon = try DaemonProcess()
         let client = try daemon.connect()
         #expect(try client.request(#"{"id":"a","op":"get","domain":"a/b"}"#)
-            == #"{"id":"a","ok":false,"error":{"code":"invalid_domain","message":"invalid domain name \"a/b\": only letters, digits, '.', '_' and '-' are allowed"}}"#)
+            == #"{"id":"a","ok":false,"error":{"code":"invalid_domain","message":"invalid domain name \"a/b\": only letters, digits, spaces, '.', '_' and '-' are allowed"}}"#)
         #expect(try client.request(#"{"id":9}"#) == #"{"id":9,"ok":false,"error":{"code":"missing_parameter","message":"missing \"op\""}}"#)
     }
 

@@ -96,4 +96,19 @@ import Testing
         #expect(try defaults(daemon, "-currentHost", "read", Self.domain, "shields") == "1\n")
         #expect(try probe(daemon, "get", Self.domain, "shields") == "Bool true")
     }
+
+    @Test("a domain whose name has a space, as Foundation allows (a suite or a program called `My Tool`), is shared both ways")
+    func aNameWithASpace() throws {
+        let daemon = try DaemonProcess(defaultPaths: true)
+        let subscriber = try daemon.connect()
+        #expect(try subscriber.request(#"{"op":"subscribe","domains":["My Tool"]}"#).hasPrefix(#"{"ok":true"#))
+        #expect(try probe(daemon, "set", "My Tool", "rank", "Captain") == "ok")
+        let event = try JSONParser.parse(try subscriber.readEvent(timeout: 2))
+        #expect(event["domain"] == "My Tool" && event["changes"] == ["rank": "Captain"])
+        #expect(try defaults(daemon, "read", "My Tool", "rank") == "Captain\n")
+        _ = try defaults(daemon, "write", "My Tool", "rank", "Admiral")
+        _ = try defaults(daemon, "sync")
+        #expect(try probe(daemon, "get", "My Tool", "rank") == "String Admiral")
+        #expect(FileManager.default.fileExists(atPath: daemon.home + "/.config/My Tool.plist"))
+    }
 }

@@ -3,13 +3,13 @@ import Foundation
 import Testing
 
 @Suite struct DomainNameTests {
-    @Test(arguments: ["com.example.app", "NSGlobalDomain", "a", "A-b_c.9", String(repeating: "x", count: 249), "x.plist"])
+    @Test(arguments: ["com.example.app", "NSGlobalDomain", "a", "A-b_c.9", String(repeating: "x", count: 249), "x.plist", "My Tool"])
     func acceptsValidNames(_ name: String) throws {
         #expect(try DomainName(name).rawValue == name)
     }
 
     @Test(arguments: [
-        "", ".", "..", "../x", "a/b", "/etc/passwd", ".hidden", "a..b", "a\u{0}b", "a b", "é",
+        "", ".", "..", "../x", "a/b", "/etc/passwd", ".hidden", "a..b", "a\u{0}b", " a", "a ", "é", "a\tb",
         String(repeating: "x", count: 250), "x\n", "NSRegistrationDomain", "NSArgumentDomain", "a\\b",
     ])
     func refusesEverythingElse(_ name: String) {

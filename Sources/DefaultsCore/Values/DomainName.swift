@@ -103,15 +103,18 @@ public struct DomainName: Sendable, Hashable, Comparable, CustomStringConvertibl
             if utf8.isEmpty { return "it is empty" }
             if utf8.count > maximumBytes { return "it is longer than \(maximumBytes) bytes" }
             if utf8[0] == UInt8(ascii: ".") { return "it starts with '.'" }
+            // Foundation takes any file name; spaces inside a name (a program called `My Tool`)
+            // are the one addition to the portable file-name characters, never at an end.
+            if utf8[0] == UInt8(ascii: " ") || utf8[utf8.count - 1] == UInt8(ascii: " ") { return "it starts or ends with a space" }
             var previousWasDot = false
             for byte in utf8 {
                 let isDot = byte == UInt8(ascii: ".")
                 switch byte {
                 case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."):
+                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: " "):
                     if isDot && previousWasDot { return "it contains '..'" }
                 default:
-                    return "only letters, digits, '.', '_' and '-' are allowed"
+                    return "only letters, digits, spaces, '.', '_' and '-' are allowed"
                 }
                 previousWasDot = isDot
             }
