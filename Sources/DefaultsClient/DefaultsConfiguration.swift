@@ -58,7 +58,8 @@ public struct DefaultsConfiguration: Sendable, Hashable {
     }
 
     /// `$DEFAULTSD_APP_DOMAIN`, else the main bundle's identifier, else the process name
-    /// (as Foundation does), with characters a domain name may not hold replaced by `_`.
+    /// (as Foundation does), with characters a domain name may not hold replaced by `_` (a
+    /// program called `My Tool` keeps its name, as Foundation's `.standard` does).
     public static func defaultAppDomain(
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> String {
@@ -70,11 +71,14 @@ public struct DefaultsConfiguration: Sendable, Hashable {
     static func sanitized(_ name: String) -> String {
         var result = String(String.UnicodeScalarView(name.unicodeScalars.map { scalar in
             switch scalar {
-            case "a"..."z", "A"..."Z", "0"..."9", ".", "_", "-": scalar
+            case "a"..."z", "A"..."Z", "0"..."9", ".", "_", "-", " ": scalar
             default: "_"
             }
         }))
         while result.hasPrefix(".") { result.removeFirst() }
+        // A space may only be inside a name (DomainName): one at either end becomes `_`.
+        if result.hasPrefix(" ") { result = "_" + result.dropFirst() }
+        if result.hasSuffix(" ") { result = result.dropLast() + "_" }
         while result.contains("..") { result = result.replacingOccurrences(of: "..", with: ".") }
         if result.isEmpty { result = "app" }
         return String(result.prefix(255))

@@ -24,7 +24,7 @@ import Testing
     @Test("other events, and a didChange without a valid domain or generation, are not a change")
     func notAChange() throws {
         #expect(DaemonMessages.didChange(try Self.line(#"{"event":"bundleDefaultsChanged","domain":"com.example.app"}"#)) == nil)
-        #expect(DaemonMessages.didChange(try Self.line(#"{"event":"didChange","domain":"no spaces allowed","generation":1,"changes":{}}"#)) == nil)
+        #expect(DaemonMessages.didChange(try Self.line(#"{"event":"didChange","domain":"no/slashes/allowed","generation":1,"changes":{}}"#)) == nil)
         #expect(DaemonMessages.didChange(try Self.line(#"{"event":"didChange","domain":"com.example.app","changes":{}}"#)) == nil)
         #expect(DaemonMessages.didChange(try Self.line(#"{"ok":true,"generation":1}"#)) == nil)
     }

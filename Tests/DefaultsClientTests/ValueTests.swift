@@ -198,7 +198,11 @@ struct ConfigurationTests {
         #expect(derived == DefaultsConfiguration.defaultAppDomain(environment: ["DEFAULTSD_APP_DOMAIN": ""]))
         #expect((try? DomainName(derived)) != nil)
         let odd = SharedDefaults(configuration: DefaultsConfiguration(socketPath: "/nonexistent/socket", appDomain: "../my app"))
-        #expect(odd.domainName == "_my_app")
+        #expect(odd.domainName == "_my app")
+        // A process name as Foundation names its `.standard` file: a space inside stays.
+        #expect(DefaultsConfiguration.sanitized("My Tool") == "My Tool")
+        #expect(DefaultsConfiguration.sanitized(" x ") == "_x_")
+        #expect(DefaultsConfiguration.sanitized("café+") == "caf__")
     }
 }
 
