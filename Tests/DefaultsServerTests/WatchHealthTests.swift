@@ -75,7 +75,7 @@ import Testing
         #expect(health.staleReason(watched: 1, check: Self.check(Self.member(30), Self.member(30), latestWrite: 30), applied: 25, endpoint: "m1") == nil)
     }
 
-    @Test("the next member is the next one in order that has a leader, else simply the next one")
+    @Test("the next member is the next one in order that has a leader, else simply the next one, never the one that failed")
     func nextMember() {
         let check = Self.check(Self.member(5), Self.silent, Self.member(5, leader: nil), Self.member(5))
         #expect(WatchHealth.nextMember(after: 0, of: 4, check: check) == 3)
@@ -83,6 +83,9 @@ import Testing
         #expect(WatchHealth.nextMember(after: 0, of: 4, check: Self.check(Self.silent, Self.silent, Self.silent, Self.silent)) == 1)
         #expect(WatchHealth.nextMember(after: 1, of: 4, check: nil) == 2)
         #expect(WatchHealth.nextMember(after: 0, of: 1, check: nil) == 0)
+        // The check found a leader only at the member that has just failed: the next one, not it.
+        #expect(WatchHealth.nextMember(after: 3, of: 4, check: Self.check(Self.silent, Self.silent, Self.silent, Self.member(5))) == 0)
+        #expect(WatchHealth.nextMember(after: 2, of: 3, check: Self.check(Self.member(5, leader: nil), Self.silent, Self.member(5))) == 0)
     }
 
     @Test("the cluster is out of reach when no member that answers has a leader")

@@ -74,10 +74,13 @@ struct WatchHealth {
     }
 
     /// The member of `count` to watch through next after `failed`: the next one in the
-    /// configured order that the last check found with a leader, or simply the next one.
+    /// configured order that the last check found with a leader, or simply the next one. Never
+    /// the member that just failed, while there is another: what the check said of it is older
+    /// than its failure (a check made during an election may have found a leader there alone).
     static func nextMember(after failed: Int, of count: Int, check: Check?) -> Int {
-        let order = (1...max(count, 1)).map { (failed + $0) % max(count, 1) }
-        guard let check, check.statuses.count == count else { return order[0] }
-        return order.first { index in (try? check.statuses[index].get())?.leader != nil } ?? order[0]
+        let others = (1..<max(count, 1)).map { (failed + $0) % count }
+        guard let next = others.first else { return failed }
+        guard let check, check.statuses.count == count else { return next }
+        return others.first { index in (try? check.statuses[index].get())?.leader != nil } ?? next
     }
 }
