@@ -133,60 +133,10 @@ struct SettingsAPI: Sendable {
         return ([UInt8](data), ImageType.contentType(of: name) ?? "application/octet-stream")
     }
 
-    // MARK: Writing
-
-    /// A row of a pane changed: the value is made from the row as the daemon describes it.
-    func change(_ domain: String, body: JSON) async throws {
-        let input: RowInput
-        do {
-            input = try RowInput(json: body["input"])
-        } catch let refused as RowInput.Refused {
-            throw Failure(status: .badRequest, code: "bad_request", message: refused.description)
-        }
-        let (row, owner) = try await locateRow(domain, body: body)
-        let value: PlistValue
-        do {
-            value = try input.value(for: row)
-        } catch let refused as RowInput.Refused {
-            throw Failure(status: .unprocessableContent, code: "invalid_value", message: refused.description)
-        }
-        _ = try await ask(.request(.set, ["domain": .string(owner), "key": .string(row.key ?? ""), "value": WireValue.json(value)]))
-    }
-
-    /// "Reset to default": removes the user's value of the row's key.
-    func reset(_ domain: String, body: JSON) async throws {
-        let (row, owner) = try await locateRow(domain, body: body)
-        _ = try await ask(.request(.remove, ["domain": .string(owner), "key": .string(row.key ?? "")]))
-    }
-
-    /// The plain editor sets a key: a scalar typed as the page says (`type`, `text`), or a whole
-    /// array or dictionary as the page's tree (`tree`), each element with its own type. A scalar
-    /// is the tree of one element, so both are read by ``PlainValue/value(tree:at:depth:)``.
-    func setPlain(_ domain: String, body: JSON) async throws {
-        guard case .string(let key)? = body["key"], body["tree"] != nil || body["type"] != nil else {
-            throw Failure(status: .badRequest, code: "bad_request", message: "expected a key, with a type and text or a tree")
-        }
-        let value: PlistValue
-        do {
-            value = try PlainValue.value(tree: body["tree"] ?? ["type": body["type"] ?? .null, "text": body["text"] ?? .null])
-        } catch let refused as RowInput.Refused {
-            throw Failure(status: .unprocessableContent, code: "invalid_value", message: refused.description)
-        }
-        if case .string = value {} else if try await secureKeys(of: domain).contains(key) {
-            throw Failure(status: .unprocessableContent, code: "invalid_value", message: "\(key) is a secure text value")
-        }
-        _ = try await ask(.request(.set, ["domain": .string(domain), "key": .string(key), "value": WireValue.json(value)]))
-    }
-
-    func deletePlain(_ domain: String, body: JSON) async throws {
-        guard case .string(let key)? = body["key"] else { throw Failure(status: .badRequest, code: "bad_request", message: "expected key") }
-        _ = try await ask(.request(.remove, ["domain": .string(domain), "key": .string(key)]))
-    }
-
     // MARK: Helpers
 
     /// The row `index` of pane `file` (as the page names them), and the domain its key lives in.
-    private func locateRow(_ domain: String, body: JSON) async throws -> (row: PaneDescription.Row, owner: String) {
+    func locateRow(_ domain: String, body: JSON) async throws -> (row: PaneDescription.Row, owner: String) {
         guard case .string(let file)? = body["file"], case .integer(let index)? = body["index"] else {
             throw Failure(status: .badRequest, code: "bad_request", message: "expected file and index")
         }
@@ -222,7 +172,7 @@ struct SettingsAPI: Sendable {
     }
 
     /// Keys that any installed bundle shows as a secure text field, in `domain`.
-    private func secureKeys(of domain: String) async throws -> Set<String> {
+    func secureKeys(of domain: String) async throws -> Set<String> {
         var keys: Set<String> = []
         guard case .array(let apps)? = try await overview()["apps"] else { return keys }
         for app in apps {
@@ -237,7 +187,7 @@ struct SettingsAPI: Sendable {
     }
 
     /// The pane of a `describeBundle` answer, read by the form the daemon writes it in.
-    private static func pane(in answer: JSON) throws -> PaneDescription? {
+    static func pane(in answer: JSON) throws -> PaneDescription? {
         guard let pane = answer["pane"], pane != .null else { return nil }
         return try PaneDescription(json: pane)
     }
@@ -248,7 +198,7 @@ struct SettingsAPI: Sendable {
     }
 
     /// A daemon request whose refusal becomes a ``Failure`` carrying the daemon's own message.
-    private func ask(_ request: JSON) async throws -> JSON {
+    func ask(_ request: JSON) async throws -> JSON {
         let answer: JSON
         do {
             answer = try await relay.request(request)
@@ -270,78 +220,5 @@ struct SettingsAPI: Sendable {
         if case .string(let title)? = app["title"] { return title.lowercased() }
         if case .string(let domain)? = app["domain"] { return domain.lowercased() }
         return ""
-    }
-}
-
-/// The browser's languages (`Accept-Language`) matched against a bundle's `.lproj` folders.
-enum LanguageChoice {
-    /// Language tags by preference (q-values honoured, order kept among equals).
-    static func preferred(_ header: String) -> [String] {
-        let entries = header.split(separator: ",").enumerated().compactMap { position, part -> (String, Double, Int)? in
-            let pieces = part.split(separator: ";").map { SystemText.trimmingWhitespace(String($0)) }
-            guard let tag = pieces.first, !tag.isEmpty, tag != "*" else { return nil }
-            let quality = pieces.dropFirst().first { $0.hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) } ?? 1
-            return (tag, quality, position)
-        }
-        return entries.filter { $0.1 > 0 }.sorted { ($0.1, -$0.2) > ($1.1, -$1.2) }.map(\.0)
-    }
-
-    /// The first wanted language a folder serves: exactly (`pt-BR` = `pt_BR`), else by its
-    /// language alone (`fr-CA` → `fr`).
-    static func best(of offered: [String], for wanted: [String]) -> String? {
-        func normal(_ tag: String) -> String { tag.lowercased().replacingOccurrences(of: "_", with: "-") }
-        for tag in wanted {
-            if let exact = offered.first(where: { normal($0) == normal(tag) }) { return exact }
-            let language = normal(tag).split(separator: "-").first.map(String.init) ?? ""
-            if let close = offered.first(where: { normal($0).split(separator: "-").first.map(String.init) == language }) { return close }
-        }
-        return nil
-    }
-}
-
-/// The words a search compares: lowercased, without accents, split at every character that is
-/// not a letter or a digit and between a lower-case letter and an upper-case one, so that the
-/// key `favoriteTea` has the words "favorite" and "tea". A query matches when each of its words
-/// begins a word of the row: "tea" finds "Favorite Tea" and never "Favorite Captain" or
-/// "Steam"; "fav cap" finds "Favorite Captain".
-///
-/// ```swift
-/// SearchWords("fav cap").matches(SearchWords("Favorite Captain"))   // true
-/// ```
-struct SearchWords {
-    private(set) var words: [String]
-
-    init(_ text: String) {
-        var words: [String] = []
-        var current = ""
-        var previousWasLower = false
-        for character in text.folding(options: [.diacriticInsensitive], locale: nil) {
-            guard character.isLetter || character.isNumber else {
-                if !current.isEmpty { words.append(current) }
-                current = ""
-                previousWasLower = false
-                continue
-            }
-            if character.isUppercase, previousWasLower, !current.isEmpty {
-                words.append(current)
-                current = ""
-            }
-            current += character.lowercased()
-            previousWasLower = character.isLowercase
-        }
-        if !current.isEmpty { words.append(current) }
-        self.words = words
-    }
-
-    var isEmpty: Bool { words.isEmpty }
-
-    func matches(_ row: SearchWords) -> Bool {
-        words.allSatisfy { word in row.words.contains { $0.hasPrefix(word) } }
-    }
-
-    static func + (first: SearchWords, second: SearchWords) -> SearchWords {
-        var joined = first
-        joined.words += second.words
-        return joined
     }
 }

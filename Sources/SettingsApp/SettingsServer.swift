@@ -50,11 +50,11 @@ public final class SettingsServer: Sendable {
     /// The launch token: 128 random bits, in hex.
     public var token: String { keys.launchToken }
     /// The page, with the prefix written in.
-    private let page: [UInt8]
+    let page: [UInt8]
     let hub = LiveHub()
     let relay: DaemonRelay
-    private let logger: Logger
-    private let boundPort: NIOLockedValueBox<Int>
+    let logger: Logger
+    let boundPort: NIOLockedValueBox<Int>
 
     public init(configuration: Configuration, logger: Logger = Logger(label: "defaultsd-settings")) {
         self.configuration = configuration
@@ -209,167 +209,6 @@ public final class SettingsServer: Sendable {
         }
     }
 
-    // MARK: Routes
-
-    func application(host: String, port: Int, onRunning: @escaping @Sendable (Int) -> Void) -> some ApplicationProtocol {
-        let guardMiddleware = AccessGuard<BasicWebSocketRequestContext>(keys: keys, port: boundPort)
-        let base = Router(context: BasicWebSocketRequestContext.self)
-        base.add(middleware: guardMiddleware)
-        // Every address of the app lies under the session's prefix (``SessionKeys``).
-        addRoutes(to: base.group(RouterPath(keys.prefix)))
-
-        let live = Router(context: BasicWebSocketRequestContext.self)
-        live.add(middleware: guardMiddleware)
-        live.ws(RouterPath(keys.prefix + "/live")) { inbound, outbound, _ in
-            let (notices, leave) = self.hub.join()
-            defer { leave() }
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    for try await _ in inbound {}  // the page sends nothing; its end ends this
-                }
-                group.addTask {
-                    for await notice in notices { try await outbound.write(.text(notice.text)) }
-                }
-                try await group.next()
-                group.cancelAll()
-            }
-        }
-
-        return Application(
-            router: base,
-            server: .http1WebSocketUpgrade(webSocketRouter: live),
-            configuration: .init(address: .hostname(host, port: port), serverName: nil),
-            onServerRunning: { channel in onRunning(channel.localAddress?.port ?? port) },
-            logger: logger)
-    }
-
-    /// A path parameter as the page meant it: the router hands it over as it stands in the path,
-    /// percent-encoded (`My%20Tool`), and the page encodes every domain and image name it puts
-    /// there (`encodeURIComponent`).
-    static func decoded(_ name: String, of context: BasicWebSocketRequestContext) throws -> String {
-        let raw = try context.parameters.require(name)
-        guard let text = raw.removingPercentEncoding else {
-            throw HTTPError(.badRequest, message: "the \(name) in the path is not valid percent-encoded text")
-        }
-        return text
-    }
-
-    /// The page, its assets and the JSON API, added to `router` (the guarded group under the
-    /// session's prefix in `application`; a bare router in the route tests).
-    func addRoutes(to router: RouterGroup<BasicWebSocketRequestContext>) {
-        let api = SettingsAPI(relay: relay, desktopEntries: DesktopEntryLookup(environment: ProcessInfo.processInfo.environment))
-
-        let page = self.page
-        for path in ["/", "/apps/{domain}", "/domains/{domain}", "/search"] {
-            router.get(RouterPath(path)) { _, _ in Self.asset(page, type: "text/html; charset=utf-8") }
-        }
-        router.get("/assets/app.js") { _, _ in Self.asset(Assets.script, type: "text/javascript; charset=utf-8") }
-        router.get("/assets/app.css") { _, _ in Self.asset(Assets.style, type: "text/css; charset=utf-8") }
-        router.get("/assets/icon.svg") { _, _ in Self.asset(Assets.icon, type: "image/svg+xml") }
-
-        router.get("/api/overview") { request, _ in
-            try await Self.json { try await api.overview(acceptLanguage: request.headers[.acceptLanguage]) }
-        }
-        // Only the file the icon theme lookup found for the app's own desktop entry, size-capped.
-        router.get("/api/apps/{domain}/icon") { _, context in
-            guard let icon = api.desktopEntries.icon(for: try Self.decoded("domain", of: context)) else {
-                return Self.failure(SettingsAPI.Failure(status: .notFound, code: "not_found", message: "no icon"))
-            }
-            return Self.asset(icon.bytes, type: icon.contentType)
-        }
-        router.get("/api/apps/{domain}") { request, context in
-            try await Self.json {
-                try await api.app(
-                    try Self.decoded("domain", of: context), language: request.uri.queryParameters["language"].map(String.init),
-                    acceptLanguage: request.headers[.acceptLanguage])
-            }
-        }
-        router.get("/api/apps/{domain}/images/{name}") { _, context in
-            do {
-                let image = try await api.image(try Self.decoded("domain", of: context), name: try Self.decoded("name", of: context))
-                return Self.asset(image.bytes, type: image.contentType)
-            } catch let failure as SettingsAPI.Failure {
-                return Self.failure(failure)
-            }
-        }
-        router.get("/api/search") { request, _ in
-            try await Self.json {
-                try await api.search(
-                    String(request.uri.queryParameters["q"] ?? ""), acceptLanguage: request.headers[.acceptLanguage])
-            }
-        }
-        router.get("/api/domains/{domain}") { _, context in
-            try await Self.json { try await api.plainDomain(try Self.decoded("domain", of: context)) }
-        }
-        router.post("/api/apps/{domain}/rows") { request, context in
-            try await Self.change(request) { try await api.change(try Self.decoded("domain", of: context), body: $0) }
-        }
-        router.post("/api/apps/{domain}/rows/reset") { request, context in
-            try await Self.change(request) { try await api.reset(try Self.decoded("domain", of: context), body: $0) }
-        }
-        router.post("/api/domains/{domain}/keys") { request, context in
-            try await Self.change(request) { try await api.setPlain(try Self.decoded("domain", of: context), body: $0) }
-        }
-        router.post("/api/domains/{domain}/keys/delete") { request, context in
-            try await Self.change(request) { try await api.deletePlain(try Self.decoded("domain", of: context), body: $0) }
-        }
-    }
-
-    // MARK: Responses
-
-    static let securityHeaders: HTTPFields = [
-        .contentSecurityPolicy: "default-src 'self'; img-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
-        .xContentTypeOptions: "nosniff", .init("Referrer-Policy")!: "no-referrer", .cacheControl: "no-store",
-    ]
-
-    static func asset(_ bytes: [UInt8], type: String) -> Response {
-        var headers = securityHeaders
-        headers[.contentType] = type
-        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
-    }
-
-    static func json(_ body: () async throws -> JSON) async throws -> Response {
-        do {
-            return jsonResponse(.ok, try await body())
-        } catch let failure as SettingsAPI.Failure {
-            return Self.failure(failure)
-        }
-    }
-
-    /// A POST: a bounded JSON object in, `{"ok":true}` or the error out.
-    static func change(_ request: Request, _ apply: (JSON) async throws -> Void) async throws -> Response {
-        do {
-            let bytes: ByteBuffer
-            do {
-                bytes = try await request.body.collect(upTo: SettingsAPI.maximumBodyBytes)
-            } catch {
-                throw SettingsAPI.Failure(status: .contentTooLarge, code: "too_large", message: "the request body is over \(SettingsAPI.maximumBodyBytes) bytes")
-            }
-            let body: JSON
-            do {
-                body = try JSONParser.parse(Array(bytes.readableBytesView))
-            } catch {
-                throw SettingsAPI.Failure(status: .badRequest, code: "bad_request", message: "the body is not JSON: \(error)")
-            }
-            guard case .object = body else { throw SettingsAPI.Failure(status: .badRequest, code: "bad_request", message: "the body is not a JSON object") }
-            try await apply(body)
-            return jsonResponse(.ok, ["ok": true])
-        } catch let failure as SettingsAPI.Failure {
-            return Self.failure(failure)
-        }
-    }
-
-    static func failure(_ failure: SettingsAPI.Failure) -> Response {
-        jsonResponse(failure.status, ["ok": false, "error": ["code": .string(failure.code), "message": .string(failure.message)]])
-    }
-
-    static func jsonResponse(_ status: HTTPResponse.Status, _ value: JSON) -> Response {
-        var writer = JSONWriter(capacity: 1024)
-        writer.json(value)
-        var headers = securityHeaders
-        headers[.contentType] = "application/json"
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: writer.bytes)))
-    }
 }
 
 /// The page's files, compiled into the program (SwiftPM `embedInCode`): nothing is read from

@@ -110,109 +110,6 @@ extension CacheState {
         return outbox
     }
 
-    // MARK: Views
-
-    mutating func addView(_ record: ViewRecord) -> [Delivery] {
-        views[ObjectIdentifier(record.view)] = record
-        for domain in record.searchList.storedDomains { requestLoad(domain) }
-        return rebuild(ObjectIdentifier(record.view)).map { [$0] } ?? []
-    }
-
-    mutating func removeView(_ view: DefaultsView) {
-        views[ObjectIdentifier(view)] = nil
-    }
-
-    /// Recomputes a view from scratch (after its search list or argument domain changed).
-    mutating func rebuild(_ id: ObjectIdentifier) -> Delivery? {
-        guard let record = views[id] else { return nil }
-        var keys = Set<String>()
-        for layer in record.searchList.layers { keys.formUnion(layerValues(layer, for: record)?.keys ?? [:].keys) }
-        var resolved: [String: PlistValue] = [:]
-        resolved.reserveCapacity(keys.count)
-        var forced: Set<String> = []
-        for key in keys {
-            guard let found = resolve(record, key) else { continue }
-            resolved[key] = found.value
-            if found.isForced { forced.insert(key) }
-        }
-        let ready = record.searchList.storedDomains.allSatisfy { domains[$0]?.loaded == true || domains[$0]?.servedBeforeLoad == true }
-        var values: [String: PlistValue?] = [:]
-        record.view.snapshot.withLock { snapshot in
-            for (key, value) in resolved where snapshot.resolved[key] != value { values[key] = .some(value) }
-            for key in snapshot.resolved.keys where resolved[key] == nil { values[key] = .some(nil) }
-            snapshot.resolved = resolved
-            snapshot.forced = forced
-            snapshot.ready = ready
-        }
-        guard !values.isEmpty else { return nil }
-        return Delivery(view: record.view, change: nil, values: values, notify: false)
-    }
-
-    /// The first value of `key` along the view's search list (the daemon's `lookup` follows the
-    /// same ``SearchList``).
-    func resolve(_ record: ViewRecord, _ key: String) -> (value: PlistValue, isForced: Bool)? {
-        guard let found = record.searchList.resolve({ layer in layerValues(layer, for: record)?[key] }) else { return nil }
-        if case .managed = found.layer { return (found.value, true) }
-        return (found.value, false)
-    }
-
-    /// Whether an administrator forces `key` on `domain`, as far as the cache knows it.
-    func isForced(_ key: String, in domain: DomainName) -> Bool { domains[domain]?.forced[key] != nil }
-
-    /// What the cache holds of one layer of a view's search list.
-    private func layerValues(_ layer: SearchList.Layer, for record: ViewRecord) -> [String: PlistValue]? {
-        switch layer {
-        case .managed(let domain): domains[domain]?.forced
-        case .argument: record.volatile[ArgumentDomain.name]
-        case .persistent(let domain): domains[domain]?.visible
-        case .bundle(let domain): domains[domain]?.bundleDefaults
-        case .registration: registration
-        }
-    }
-
-    /// Resolves `keys` again for one view and stores the results in its snapshot; answers the keys
-    /// whose resolved value changed, with their new values (`nil` = now absent).
-    private func refreshResolved(_ keys: Set<String>, of record: ViewRecord) -> [String: PlistValue?] {
-        var fresh: [(String, PlistValue?)] = []
-        fresh.reserveCapacity(keys.count)
-        var forced: Set<String> = []
-        for key in keys {
-            let found = resolve(record, key)
-            fresh.append((key, found?.value))
-            if found?.isForced == true { forced.insert(key) }
-        }
-        var values: [String: PlistValue?] = [:]
-        record.view.snapshot.withLock { snapshot in
-            snapshot.forced.subtract(keys)
-            snapshot.forced.formUnion(forced)
-            for (key, value) in fresh where snapshot.resolved[key] != value {
-                snapshot.resolved[key] = value
-                values[key] = .some(value)
-            }
-        }
-        return values
-    }
-
-    /// Brings every view that `includes` the change up to date and answers their deliveries.
-    mutating func propagate(
-        _ keys: Set<String>, domain: String, origin: ChangeOrigin, notify: Bool, announce: Bool = true,
-        to includes: (ViewRecord) -> Bool
-    ) -> [Delivery] {
-        guard !keys.isEmpty else { return [] }
-        var deliveries: [Delivery] = []
-        for record in views.values where includes(record) {
-            let values = refreshResolved(keys, of: record)
-            let change = announce ? DefaultsChange(domain: domain, keys: keys, origin: origin) : nil
-            guard change != nil || !values.isEmpty else { continue }
-            deliveries.append(Delivery(view: record.view, change: change, values: values, notify: notify && announce))
-        }
-        return deliveries
-    }
-
-    mutating func propagate(_ keys: Set<String>, of domain: DomainName, origin: ChangeOrigin, announce: Bool = true) -> [Delivery] {
-        propagate(keys, domain: domain.rawValue, origin: origin, notify: true, announce: announce) { $0.includes(domain) }
-    }
-
     // MARK: Local writes
 
     /// Applies a local write to the cache at once and queues it for the daemon.
@@ -244,7 +141,7 @@ extension CacheState {
 
     /// Propagates changed keys, each with the origin of its confirmed value when a pending write
     /// had hidden it (and the write has now retired), else with `otherwise`.
-    private mutating func propagateRevealed(_ changed: Set<String>, of domain: DomainName, otherwise: ChangeOrigin) -> [Delivery] {
+    mutating func propagateRevealed(_ changed: Set<String>, of domain: DomainName, otherwise: ChangeOrigin) -> [Delivery] {
         var byOrigin: [ChangeOrigin: Set<String>] = [:]
         modify(domain) { cache in
             for key in changed {
@@ -278,105 +175,9 @@ extension CacheState {
         return failures
     }
 
-    // MARK: The daemon's state
-
-    /// A `didChange` event. Events at or below the cached generation are already included.
-    mutating func applyEvent(
-        to domain: DomainName, generation: Int64, changes: [String: PlistValue?], origin: ChangeOrigin
-    ) -> [Delivery] {
-        guard let cache = domains[domain], cache.loaded, generation > cache.generation else { return [] }
-        let changed: Set<String> = modify(domain) { cache in
-            for (key, value) in changes {
-                cache.confirmed[key] = value
-                if cache.isHidden(key) { cache.hiddenOrigins[key] = origin }
-            }
-            cache.generation = generation
-            return cache.refresh(Set(changes.keys).union(cache.retire()))
-        }
-        return propagateRevealed(changed, of: domain, otherwise: origin)
-    }
-
-    /// A whole domain as `get` answered it, on first use or after (re)connecting. Notifies what
-    /// changed when this process may have seen other values (a reload, or reads served while the
-    /// daemon was unreachable). Answers the load waiters it satisfies.
-    mutating func load(
-        _ domain: DomainName, values: [String: PlistValue], generation: Int64, forced: [String: PlistValue] = [:],
-        origin: ChangeOrigin = .resynchronized
-    ) -> (tickets: [Ticket], deliveries: [Delivery]) {
-        let (changed, announce): (Set<String>, Bool) = modify(domain) { cache in
-            let announce = cache.loaded || cache.servedBeforeLoad
-            if cache.loaded {
-                // Answered writes are in these values, unless a crashed daemon lost them; either
-                // way the daemon's word is final. Unanswered ones are being sent again.
-                cache.dropAcknowledged()
-            }
-            let keys = cache.allKeys().union(values.keys)
-            // Forced values are no part of `visible`: their keys are changes of their own.
-            let forcedChanged = Set(forced.keys).union(cache.forced.keys).filter { forced[$0] != cache.forced[$0] }
-            cache.forced = forced
-            cache.confirmed = values
-            cache.generation = generation
-            cache.hiddenOrigins.removeAll()
-            cache.loaded = true
-            cache.servedBeforeLoad = false
-            _ = cache.retire()
-            return (cache.refresh(keys).union(forcedChanged), announce)
-        }
-        let deliveries = propagate(changed, of: domain, origin: origin, announce: announce)
-        for record in views.values where record.includes(domain) {
-            let ready = record.searchList.storedDomains.allSatisfy { domains[$0]?.loaded == true }
-            if ready { record.view.snapshot.withLock { $0.ready = true } }
-        }
-        var tickets: [Ticket] = []
-        loadWaiters.removeAll { waiter in
-            guard waiter.domains.allSatisfy({ domains[$0]?.loaded == true }) else { return false }
-            tickets.append(waiter.ticket)
-            return true
-        }
-        return (tickets, deliveries)
-    }
-
-    /// A domain's Settings bundle layer as `bundleDefaults` answered it (before its first `get`, on
-    /// reconnecting, or after a `bundleDefaultsChanged` event). Every view searching the domain
-    /// announces the keys whose resolved value changed, with `origin`; nothing is announced before
-    /// the domain's first load, as for `load`.
-    mutating func setBundleDefaults(_ values: [String: PlistValue], of domain: DomainName, origin: ChangeOrigin) -> [Delivery] {
-        let old: [String: PlistValue] = modify(domain) { cache in
-            defer { cache.bundleDefaults = values }
-            return cache.bundleDefaults
-        }
-        let keys = Set(old.keys).union(values.keys).filter { old[$0] != values[$0] }
-        guard !keys.isEmpty, domain != .global else { return [] }
-        let announce = domains[domain]!.loaded || domains[domain]!.servedBeforeLoad
-        var deliveries: [Delivery] = []
-        for record in views.values where record.includes(domain) {
-            let values = refreshResolved(keys, of: record)
-            guard !values.isEmpty else { continue }
-            let change = announce ? DefaultsChange(domain: domain.rawValue, keys: Set(values.keys), origin: origin) : nil
-            deliveries.append(Delivery(view: record.view, change: change, values: values, notify: announce))
-        }
-        return deliveries
-    }
-
-    /// The connection failed or closed: nobody waiting for a first load should wait longer.
-    mutating func takeLoadWaiters() -> [Ticket] {
-        defer { loadWaiters.removeAll() }
-        return loadWaiters.map(\.ticket)
-    }
-
-    /// A reader gave up waiting for the first load of `record`'s domains: answer from what is here,
-    /// and notify once the domains arrive.
-    mutating func giveUpWaiting(for view: DefaultsView) {
-        guard let record = views[ObjectIdentifier(view)] else { return }
-        for domain in record.searchList.storedDomains where domains[domain]?.loaded != true {
-            domains[domain]?.servedBeforeLoad = true
-        }
-        view.snapshot.withLock { $0.ready = true }
-    }
-
     // MARK: -
 
-    private mutating func modify<R>(_ domain: DomainName, _ body: (inout DomainCache) -> R) -> R {
+    mutating func modify<R>(_ domain: DomainName, _ body: (inout DomainCache) -> R) -> R {
         if domains[domain] == nil { domains[domain] = DomainCache() }
         return body(&domains[domain]!)
     }

@@ -14,13 +14,13 @@ import NIOPosix
 /// client's. It never touches the store: everything it learns, and everything it sends, goes
 /// through ``RoamingState`` on the state-owning loop (`submit`), so the store keeps one owner.
 actor RoamingLink {
-    private let group: MultiThreadedEventLoopGroup
-    private let loop: EventLoop
-    private let etcd: EtcdClient
+    let group: MultiThreadedEventLoopGroup
+    let loop: EventLoop
+    let etcd: EtcdClient
     /// The daemon's shared state, whose store holds the ``RoamingState``; reachable only on its loop.
     private let server: NIOLoopBoundBox<ServerContext>
     private let stateLoop: EventLoop
-    private let keys: RoamingKeys
+    let keys: RoamingKeys
     private let logger: Logger
     private var tasks: [Task<Void, Never>] = []
     private let wakes: AsyncStream<Void>
@@ -28,15 +28,15 @@ actor RoamingLink {
 
     /// The watch running now: its number (one per start), its member, and its task, which a
     /// stale verdict cancels.
-    private var watch: (number: Int, member: Int, task: Task<Void, any Error>)?
+    var watch: (number: Int, member: Int, task: Task<Void, any Error>)?
     private var watchesStarted = 0
     /// The watch found stale by a check: its end is a move to another member, not a failure.
-    private var abandonedWatch: Int?
+    var abandonedWatch: Int?
     /// The member the next watch runs through: the first configured, then the next after one
     /// that failed or went stale.
-    private var nextMember = 0
-    private var health = WatchHealth()
-    private var lastCheck: WatchHealth.Check?
+    var nextMember = 0
+    var health = WatchHealth()
+    var lastCheck: WatchHealth.Check?
 
     /// The wait before retrying a cluster that did not answer; doubled up to ``longestRetryDelay``.
     static let firstRetryDelay = Duration.milliseconds(100)
@@ -165,82 +165,6 @@ actor RoamingLink {
         }
     }
 
-    // MARK: - Checking the watch
-
-    /// Asks the cluster, every ``checkInterval``, whether the watch is current; a stale one is
-    /// cancelled, and the watch loop resumes through another member.
-    private func checkForever() async {
-        let clock = ContinuousClock()
-        var next = clock.now
-        while !Task.isCancelled {
-            // A fixed rate: a check that waits on a silent member does not delay the next one.
-            next = max(next + RoamingLink.checkInterval, clock.now)
-            do { try await Task.sleep(until: next, clock: clock) } catch { return }
-            let check = await checkCluster(watched: watch?.member)
-            lastCheck = check
-            if let unreachable = WatchHealth.unreachableReason(check) {
-                _ = try? await onState { $0.reached(false, problem: unreachable) }
-            }
-            guard let watch, let applied = try? await onState({ $0.revision }), self.watch?.number == watch.number else {
-                _ = try? await onState { $0.reachability.recordCheck(check, current: false) }
-                continue
-            }
-            let endpoint = etcd.endpoints[watch.member]
-            let reason = health.staleReason(watched: watch.member, check: check, applied: applied, endpoint: endpoint)
-            let current = reason == nil && check.latestWrite.map { applied >= $0 } == true
-            _ = try? await onState { state in
-                state.reachability.recordCheck(check, current: current)
-                if let reason { state.reachability.watchWentStale(reason, revision: state.revision) }
-            }
-            if reason != nil {
-                abandonedWatch = watch.number
-                nextMember = WatchHealth.nextMember(after: watch.member, of: etcd.endpoints.count, check: check)
-                watch.task.cancel()
-            }
-        }
-    }
-
-    /// Every member's status, asked at once, then the latest write under the prefix, asked of
-    /// the member with a leader that has applied the most (another than the watched one where
-    /// there is a choice): two request timeouts at most, whatever the members do.
-    private func checkCluster(watched: Int?) async -> WatchHealth.Check {
-        let etcd = self.etcd
-        let statuses = await withTaskGroup(of: (Int, Result<EtcdMemberStatus, EtcdError>).self) { group in
-            for member in etcd.endpoints.indices {
-                group.addTask { (member, await RoamingLink.status(of: member, from: etcd)) }
-            }
-            var found: [Result<EtcdMemberStatus, EtcdError>?] = Array(repeating: nil, count: etcd.endpoints.count)
-            for await (member, result) in group { found[member] = result }
-            return found.map { $0 ?? .failure(.unreachable("not asked")) }
-        }
-        let witness = statuses.indices
-            .compactMap { index in (try? statuses[index].get()).flatMap { $0.leader == nil ? nil : (index, $0.revision) } }
-            .max { ($0.1, $0.0 != watched ? 1 : 0) < ($1.1, $1.0 != watched ? 1 : 0) }
-        var latestWrite: Int64?
-        if let (member, _) = witness { latestWrite = try? await etcd.latestWrite(prefix: keys.prefix, member: member) }
-        return WatchHealth.Check(statuses: statuses, latestWrite: latestWrite)
-    }
-
-    /// One member's status as a value. A function of its own: the same typed `do`/`catch`
-    /// written inside the task group's closure traps with an index out of range in release
-    /// builds of Swift 6.3.1, though not in debug builds.
-    private static func status(of member: Int, from etcd: EtcdClient) async -> Result<EtcdMemberStatus, EtcdError> {
-        do { return .success(try await etcd.status(ofMember: member)) } catch { return .failure(error) }
-    }
-
-    /// Reads the prefix (or the given domains' parts of it) and makes the local domains equal.
-    private func read(_ domains: [DomainName]?) async throws {
-        guard let domains else {
-            let range = try await etcd.range(prefix: keys.prefix)
-            try await onStore { $0.resynchronize(range, in: $1) }
-            return
-        }
-        for domain in domains {
-            let range = try await etcd.range(prefix: keys.domainPrefix(domain))
-            try await onStore { $0.resynchronize(range, domains: [domain], in: $1) }
-        }
-    }
-
     // MARK: - Sending
 
     private func sendForever() async {
@@ -275,13 +199,13 @@ actor RoamingLink {
     }
 
     /// Runs `body` on the state-owning loop, the only way this type reaches the roaming state.
-    private func onState<Result: Sendable>(_ body: @escaping @Sendable (RoamingState) -> Result) async throws -> Result {
+    func onState<Result: Sendable>(_ body: @escaping @Sendable (RoamingState) -> Result) async throws -> Result {
         try await onStore { state, _ in body(state) }
     }
 
     /// Runs `body` on the state-owning loop with the store too, for the work that reads or
     /// changes it (the roaming state keeps no reference to its owner).
-    private func onStore<Result: Sendable>(_ body: @escaping @Sendable (RoamingState, DefaultsStore) -> Result) async throws -> Result {
+    func onStore<Result: Sendable>(_ body: @escaping @Sendable (RoamingState, DefaultsStore) -> Result) async throws -> Result {
         let server = self.server
         return try await stateLoop.submit {
             let store = server.value.store

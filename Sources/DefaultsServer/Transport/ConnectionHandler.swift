@@ -27,23 +27,23 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
     private let server: ServerContext
     private let session: Session
     private let readPeer: PeerReader
-    private var context: ChannelHandlerContext?
-    private var replies = ReplyQueue()
-    private var outbox = EventOutbox()
+    var context: ChannelHandlerContext?
+    var replies = ReplyQueue()
+    var outbox = EventOutbox()
     private var lines: LineFrameDecoder
     /// The members of the request being run, kept between requests for their storage.
     private var members = JSONMembers()
-    private var inputClosed = false
+    var inputClosed = false
     /// True between the first line of a read batch and its end, while the notifier holds
     /// the batch's events.
     private var inBatch = false
     /// Set when the channel went inactive: lines still in the framer are not run.
-    private var closed = false
-    private var accepted = false
-    private var refused = false
+    var closed = false
+    var accepted = false
+    var refused = false
     /// True while this connection's requests wait for its client to read its answers; the lines
     /// already read stay in `lines`, and nothing more is read.
-    private var paused = false
+    var paused = false
     private let maximumPendingReplyBytes: Int
     private let unfinishedLineTimeout: TimeAmount
     /// Armed while a partial line is held; see ``checkUnfinishedLine(_:)``.
@@ -262,73 +262,4 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
         server.notifier.releaseDelivery()
     }
 
-    // MARK: - Responses
-
-    /// Hands the encoded answers to the channel as one buffer; flushes it when asked to
-    /// (one pass down the pipeline instead of a write and a flush).
-    private func writePending(_ context: ChannelHandlerContext, flush: Bool = false) {
-        guard let buffer = replies.takeEncoded(allocator: context.channel.allocator) else {
-            if flush { context.flush() }
-            return
-        }
-        if flush {
-            context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
-        } else {
-            context.write(wrapOutboundOut(buffer), promise: nil)
-        }
-    }
-
-    private func closeIfFinished(_ context: ChannelHandlerContext) {
-        guard inputClosed, !paused, !replies.isHoldingAnswers else { return }
-        writePending(context)
-        let channel = context.channel
-        context.writeAndFlush(wrapOutboundOut(channel.allocator.buffer(capacity: 0))).assumeIsolated().whenComplete { _ in
-            channel.close(promise: nil)
-        }
-    }
-
-    /// Answers one error line and ends the connection. The output side is closed at once; the input
-    /// side is drained (and ignored) until the peer closes or a second passes, so a peer that is still
-    /// sending its first request reads the error instead of failing on a broken pipe.
-    private func refuse(_ context: ChannelHandlerContext, _ error: DefaultsError) {
-        let channel = context.channel
-        let line = ByteBuffer(bytes: ResponseEncoding.encode(id: nil, .failure(error)))
-        context.writeAndFlush(wrapOutboundOut(line)).assumeIsolated().whenComplete { _ in
-            channel.close(mode: .output, promise: nil)
-            channel.eventLoop.assumeIsolated().scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
-        }
-        refused = true
-        accepted = false
-    }
-
-    // MARK: - Events
-
-    /// Writes an event, after this connection's own answers that are ready, so that a client
-    /// that subscribes and writes on one connection reads an answer before the event its
-    /// request caused.
-    func deliver(_ event: ChangeEvent, line: ByteBuffer) {
-        guard let context else { return }
-        writePending(context)
-        if !outbox.hasEvents && context.channel.isWritable {
-            context.writeAndFlush(wrapOutboundOut(line), promise: nil)
-        } else {
-            outbox.keep(event)
-        }
-    }
-
-    func deliverNotice(_ line: ByteBuffer, domain: DomainName) {
-        guard let context else { return }
-        writePending(context)
-        if !outbox.hasNotices && context.channel.isWritable {
-            context.writeAndFlush(wrapOutboundOut(line), promise: nil)
-        } else {
-            outbox.keep(notice: line, domain: domain)
-        }
-    }
-
-    private func drainOutbox(_ context: ChannelHandlerContext) {
-        while context.channel.isWritable, let line = outbox.next() {
-            context.writeAndFlush(wrapOutboundOut(line), promise: nil)
-        }
-    }
 }

@@ -1,0 +1,168 @@
+import DefaultsCore
+import FoundationEssentials
+import Glibc
+
+/// How a domain's file is written: staged in a temporary file of its own folder and fsynced,
+/// then renamed into place with one fsync of each folder touched; a link is written through.
+extension DomainFiles {
+    /// A change to one file, written and fsynced but not yet in place: `commit` renames it
+    /// (or removes the file) and makes that durable.
+    struct StagedChange {
+        enum Action {
+            /// The new contents, in a temporary file of the same folder.
+            case replace(temporary: String)
+            case remove
+            /// Nothing on disk changes (an empty domain without a file, on a machine without an id).
+            case none
+        }
+        let path: String
+        let action: Action
+
+        /// Removes the temporary file of a change that will not be committed.
+        func discard() {
+            if case .replace(let temporary) = action { unlink(temporary) }
+        }
+    }
+
+    /// Prepares a domain's write: its new file's contents written to a temporary file and
+    /// fsynced, or its removal when the domain is empty. A file the daemon refused to take in is
+    /// first kept as `<file>.rejected-<time>`. Nil when the write must wait for an edit on disk
+    /// to be read.
+    func stage(_ domain: DomainName, values: [String: PlistValue], now: Date = Date()) throws(DefaultsError) -> StagedChange? {
+        guard let link = path(of: domain) else {
+            // The store refuses by-host writes on a machine without an id; an empty domain has no file.
+            if values.isEmpty { return StagedChange(path: "", action: .none) }
+            throw MachineID.refusal(writing: domain)
+        }
+        // A domain file that is a symbolic link (stow, home-manager) is written through: its
+        // target is replaced in the target's own folder, and the link stays a link.
+        let target = DomainFiles.linkTarget(of: link)
+        let path = target ?? link
+        if versions.isWatched, let current = FileVersion(atPath: path), !versions.isKnown(current, of: domain) {
+            guard versions.takeRejected(current, of: domain) else { return nil }
+            try keepRejected(path, now: now)
+        }
+        // An empty domain has no file, unless its file is a link: the link's target then holds
+        // an empty dictionary, so that the link stays whole.
+        if values.isEmpty && target == nil {
+            versions.rememberRemoval(of: domain)
+            return StagedChange(path: path, action: .remove)
+        }
+        return try stage(try PropertyListFile.encode(values, format: format), at: path, as: domain)
+    }
+
+    /// Moves a hand edit the daemon refused out of the way of the domain's next write, to
+    /// `<state directory>/<file>.rejected-<time>`; beside the file when the state directory is on
+    /// another file system.
+    private func keepRejected(_ path: String, now: Date) throws(DefaultsError) {
+        let name = String(path.split(separator: "/").last ?? "") + ".rejected-" + DomainFiles.stamp(now)
+        if stateDirectory != directory, rename(path, stateDirectory + "/" + name) == 0 { return }
+        let aside = SystemText.parentDirectory(of: path) + "/" + name
+        guard rename(path, aside) == 0 else { throw ioError("cannot keep the rejected \(path) as \(aside)") }
+    }
+
+    /// The file a symbolic link at `path` leads to, all links resolved; nil when `path` is not a
+    /// link, or a link that leads nowhere (which is then replaced by the domain's own file).
+    static func linkTarget(of path: String) -> String? {
+        var status = stat()
+        guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFLNK, let resolved = realpath(path, nil) else {
+            return nil
+        }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// Puts staged changes in place: renames and removals, then one fsync of each folder they
+    /// touched. Throws the first failure; use `commit(_:reportingAs:)` to go on past one.
+    func commit(_ changes: [StagedChange]) throws(DefaultsError) {
+        if let failure = commit(changes, reportingAs: Array(changes.indices)).first { throw failure.1 }
+    }
+
+    /// Puts staged changes in place, each reported under its label when it fails; the folders of
+    /// those that succeeded are fsynced once each.
+    func commit<Label>(_ changes: [StagedChange], reportingAs labels: [Label]) -> [(Label, DefaultsError)] {
+        var failures: [(Label, DefaultsError)] = []
+        var folders: [String: [Label]] = [:]
+        for (change, label) in zip(changes, labels) {
+            let folder = DomainFiles.folder(of: change.path)
+            switch change.action {
+            case .none:
+                continue
+            case .replace(let temporary):
+                guard rename(temporary, change.path) == 0 else {
+                    failures.append((label, ioError("cannot rename \(temporary) to \(change.path)")))
+                    unlink(temporary)
+                    continue
+                }
+            case .remove:
+                if unlink(change.path) != 0 {
+                    guard errno == ENOENT else {
+                        failures.append((label, DefaultsError(.ioError, "cannot remove \(change.path): \(String(cString: strerror(errno)))")))
+                        continue
+                    }
+                    // Its folder (ByHost) may be gone too: then there is nothing to make durable.
+                    guard FileManager.default.fileExists(atPath: folder) else { continue }
+                }
+            }
+            folders[folder, default: []].append(label)
+        }
+        for (folder, labels) in folders.sorted(by: { $0.key < $1.key }) {
+            do throws(DefaultsError) {
+                try syncDirectory(folder)
+            } catch {
+                failures += labels.map { ($0, error) }
+            }
+        }
+        return failures
+    }
+
+    /// Writes `data` to `path` durably: a temporary file in the same folder, fsync, rename,
+    /// fsync of the folder.
+    func writeAtomically(_ data: Data, to path: String) throws(DefaultsError) {
+        try commit([try stage(data, at: path)])
+    }
+
+    /// Writes `data` to a temporary file beside `path` and fsyncs it. The version written is
+    /// remembered as the domain's before it is renamed into place, so its own change on disk is
+    /// never news to the daemon.
+    func stage(_ data: Data, at path: String, as domain: DomainName? = nil) throws(DefaultsError) -> StagedChange {
+        // In the file's own folder: a rename within one folder is atomic, and one fsync of it
+        // makes the rename durable.
+        let folder = DomainFiles.folder(of: path)
+        let temporary = folder + "/" + DomainFiles.temporaryPrefix + String(UInt64.random(in: 0...UInt64.max), radix: 36)
+        var fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if fd < 0, errno == ENOENT, folder == byHostDirectory {
+            // The ByHost folder was removed while the daemon ran.
+            try prepareByHostDirectory()
+            fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        }
+        guard fd >= 0 else { throw ioError("cannot create \(temporary)") }
+        var failure: DefaultsError?
+        if !FileDescriptorIO.write(data, to: fd) { failure = ioError("cannot write \(temporary)") }
+        if failure == nil, fsync(fd) != 0 { failure = ioError("cannot fsync \(temporary)") }
+        if failure == nil, let domain, let version = FileVersion(descriptor: fd) { versions.remember(version, of: domain) }
+        close(fd)
+        if let failure {
+            unlink(temporary)
+            throw failure
+        }
+        return StagedChange(path: path, action: .replace(temporary: temporary))
+    }
+
+    static func folder(of path: String) -> String {
+        String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
+    }
+
+    func syncDirectory(_ folder: String) throws(DefaultsError) {
+        let fd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw ioError("cannot open \(folder)") }
+        defer { close(fd) }
+        if fsync(fd) != 0 { throw ioError("cannot fsync \(folder)") }
+    }
+
+    func ioError(_ what: String) -> DefaultsError { DomainFiles.ioError(what) }
+
+    static func ioError(_ what: String) -> DefaultsError {
+        DefaultsError(.ioError, "\(what): \(String(cString: strerror(errno)))")
+    }
+}
