@@ -89,7 +89,10 @@ import Testing
         #expect(try other.readEvent().contains(#""generation":1,"changes":{"k":1}"#))
     }
 
-    @Test func theEventsOfABatchAreSentBeforeItsAnswersExceptOnTheWritersOwnConnection() throws {
+    /// Which connection's write leaves first is timed too finely to see across two sockets; the
+    /// order is checked on EmbeddedChannels (`ConnectionHandlerTests.eventsLeaveBeforeAnswers`).
+    /// On one socket it is seen here.
+    @Test func aWritersOwnConnectionReadsItsAnswerBeforeTheEventItCaused() throws {
         let daemon = try DaemonProcess()
         let writer = try daemon.connect()
         let subscriber = try daemon.connect()
@@ -97,7 +100,6 @@ import Testing
         for value in 1...20 {
             try writer.send(#"{"op":"set","domain":"com.order","key":"k","value":\#(value)}"#)
             #expect(try writer.readResponse() == #"{"ok":true,"generation":\#(value)}"#)
-            #expect(try subscriber.hasInput(timeout: 0), "the event of set \(value) was not sent before its answer")
             #expect(try subscriber.readEvent().contains(#""changes":{"k":\#(value)}"#))
         }
         // A writer that subscribes on the same connection reads its answer, then the event.

@@ -174,6 +174,38 @@ extension EmbeddedChannel {
         #expect(try subscriber.received().count == 1)
     }
 
+    /// Writes each connection's outbound lines, in the order they leave, to one shared log.
+    final class WriteLog: ChannelOutboundHandler {
+        typealias OutboundIn = ByteBuffer
+        final class Lines { var all: [String] = [] }
+        let name: String
+        let lines: Lines
+        init(_ name: String, _ lines: Lines) { (self.name, self.lines) = (name, lines) }
+        func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+            let text = String(buffer: unwrapOutboundIn(data))
+            lines.all += text.split(separator: "\n").map { name + " " + ($0.hasPrefix(#"{"event""#) ? "event" : "answer") }
+            context.write(data, promise: promise)
+        }
+    }
+
+    @Test("a batch's events leave before its answers, except on the writer's own connection, where its answer comes first")
+    func eventsLeaveBeforeAnswers() throws {
+        let server = EmbeddedServer()
+        let subscriber = try server.connect()
+        let writer = try server.connect()
+        try subscriber.send(#"{"op":"subscribe","domains":["com.a"]}"#)
+        let log = WriteLog.Lines()
+        try subscriber.pipeline.syncOperations.addHandler(WriteLog("subscriber", log), position: .first)
+        try writer.pipeline.syncOperations.addHandler(WriteLog("writer", log), position: .first)
+
+        try writer.send(#"{"op":"set","domain":"com.a","key":"x","value":1}"#)
+        #expect(log.all == ["subscriber event", "writer answer"])
+
+        log.all = []
+        try writer.send(#"{"op":"subscribe","domains":["com.a"]}"#, #"{"op":"set","domain":"com.a","key":"x","value":2}"#)
+        #expect(log.all == ["subscriber event", "writer answer", "writer answer", "writer event"])
+    }
+
     @Test("a client that does not read: its requests wait, unrun, and all are answered in order once it reads")
     func requestsWaitWhileTheClientDoesNotRead() throws {
         let server = EmbeddedServer()

@@ -43,13 +43,13 @@ extension ConnectionHandler {
 
     // MARK: - Events
 
-    /// Writes an event, after this connection's own answers that are ready, so that a client
-    /// that subscribes and writes on one connection reads an answer before the event its
-    /// request caused.
+    /// Writes an event now, unless the connection still has answers to send: a connection that
+    /// subscribes and writes reads the answer to its request before the event the request caused,
+    /// and its answers leave only after the batch's events have gone to everyone else. The event
+    /// then waits in the outbox, which ``writeAnswersAndEvents(_:)`` empties after the answers.
     func deliver(_ event: ChangeEvent, line: ByteBuffer) {
         guard let context else { return }
-        writePending(context)
-        if !outbox.hasEvents && context.channel.isWritable {
+        if !outbox.hasEvents && canWriteEventNow(context) {
             context.writeAndFlush(wrapOutboundOut(line), promise: nil)
         } else {
             outbox.keep(event)
@@ -58,12 +58,21 @@ extension ConnectionHandler {
 
     func deliverNotice(_ line: ByteBuffer, domain: DomainName) {
         guard let context else { return }
-        writePending(context)
-        if !outbox.hasNotices && context.channel.isWritable {
+        if !outbox.hasNotices && canWriteEventNow(context) {
             context.writeAndFlush(wrapOutboundOut(line), promise: nil)
         } else {
             outbox.keep(notice: line, domain: domain)
         }
+    }
+
+    private func canWriteEventNow(_ context: ChannelHandlerContext) -> Bool {
+        context.channel.isWritable && replies.encodedBytes == 0
+    }
+
+    /// Sends the answers ready, then the events that waited behind them.
+    func writeAnswersAndEvents(_ context: ChannelHandlerContext) {
+        writePending(context, flush: true)
+        drainOutbox(context)
     }
 
     func drainOutbox(_ context: ChannelHandlerContext) {

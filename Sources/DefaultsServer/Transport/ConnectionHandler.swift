@@ -135,7 +135,7 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
         paused = false
         runLines(context)
         endBatch()
-        writePending(context, flush: true)
+        writeAnswersAndEvents(context)
         guard !paused else { return }
         if inputClosed {
             finishInput(context)
@@ -172,7 +172,7 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
                     waiting.result = result.mapError { $0 as? DefaultsError ?? DefaultsError(.internal, "\($0)") }
                     guard let context = self.context else { return }
                     replies.encodeCompleted()
-                    writePending(context, flush: true)
+                    writeAnswersAndEvents(context)
                     resume(context)
                     closeIfFinished(context)
                 }
@@ -185,10 +185,10 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
     func channelReadComplete(context: ChannelHandlerContext) {
         // The batch's events leave first, then its answers: what a subscriber waits for (an app
         // refreshing) does not wait for the writer's socket write (PERFORMANCE.md, `didChange`).
-        // On this connection its own answers still come first (`deliver` writes them ahead of
-        // an event).
+        // On this connection its own answers still come first (`deliver` keeps its events until
+        // they are written).
         endBatch()
-        writePending(context, flush: true)
+        writeAnswersAndEvents(context)
         armUnfinishedLineTimer(context)
         context.fireChannelReadComplete()
     }
@@ -246,7 +246,7 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
         guard !paused else { return }
         if accepted, !closed, let last = lines.finish() { run(last) }
         endBatch()
-        writePending(context, flush: true)
+        writeAnswersAndEvents(context)
         closeIfFinished(context)
     }
 

@@ -2,7 +2,8 @@ import DefaultsCore
 import NIOCore
 import OrderedCollections
 
-/// The events a subscriber could not take when they came (its socket was not writable),
+/// The events a subscriber could not take when they came (its socket was not writable, or its
+/// own answers were still to be sent ahead of them),
 /// merged per domain so that it can grow neither the daemon's memory nor anyone's latency: a
 /// domain's changes fold into one event (the latest value of each key wins), and a domain's
 /// `bundleDefaultsChanged` notices into one.
