@@ -65,14 +65,15 @@ public struct PathTrust: Sendable {
         return nil
     }
 
-    /// `path` and each directory above it, up to `/`; only the first is the leaf.
+    /// `path` and each directory above it as written (up to `/`, or to its first component when
+    /// it is relative: the resolved chain covers the rest); only the first is the leaf.
     private static func chain(of path: String) -> [(String, Bool)] {
         var result = [(path, true)]
-        var component = path
-        while component != "/" && !component.isEmpty {
+        var component = SystemText.parentDirectory(of: path)
+        while !component.isEmpty {
+            result.append((component, false))
+            if component == "/" { break }
             component = SystemText.parentDirectory(of: component)
-            result.append((component.isEmpty ? "/" : component, false))
-            if component.isEmpty { break }
         }
         return result
     }

@@ -39,7 +39,9 @@ public struct PeerCredentials: Sendable, Hashable {
 /// ```
 public enum SocketTrust {
     public static func checkDirectory(ofSocket path: String, uid: UInt32 = getuid()) throws(DefaultsError) {
-        let directory = SystemText.parentDirectory(of: path)
+        // A relative path's directory may be the current one, which is checked like any other.
+        let parent = SystemText.parentDirectory(of: path)
+        let directory = parent.isEmpty ? "." : parent
         var info = stat()
         // No directory: nothing listens there, and the connection attempt says so.
         if lstat(directory, &info) != 0 && errno == ENOENT { return }
