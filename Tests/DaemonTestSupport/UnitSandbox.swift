@@ -10,8 +10,6 @@ import Foundation
 /// let daemon = try DaemonProcess(commandPrefix: sandbox.commandPrefix)
 /// ```
 public struct UnitSandbox: Sendable {
-    /// The unit's `[Service]` properties, in order, with `overrides` applied.
-    public let properties: [(name: String, value: String)]
     /// The arguments that run a command inside the sandbox: put them before it.
     public let commandPrefix: [String]
 
@@ -37,7 +35,6 @@ public struct UnitSandbox: Sendable {
             let name = String(line[..<equals])
             properties.append((name, overrides[name] ?? String(line[line.index(after: equals)...])))
         }
-        self.properties = properties
         var options: [String] = []
         for (name, value) in properties where !UnitSandbox.notSandbox.contains(name) {
             switch (name, value) {
