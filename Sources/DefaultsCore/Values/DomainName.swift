@@ -2,10 +2,10 @@
 /// host's variant of it is meant: the domain every machine sharing the home directory sees, or
 /// this machine's own (a by-host domain, `-currentHost` on macOS).
 ///
-/// Names are 1–249 bytes of `[A-Za-z0-9._-]`, do not start with `.` and never contain `..`,
-/// so a name can never leave the storage directory when it becomes a file name, and
-/// `<name>.plist` fits a file name (255 bytes); a by-host name at most 216 bytes, as its file
-/// name adds the machine id.
+/// Names are 1–249 bytes of `[A-Za-z0-9._-]` and spaces, do not start with `.` or a space, do
+/// not end with a space and never contain `..`, so a name can never leave the storage directory
+/// when it becomes a file name, and `<name>.plist` fits a file name (255 bytes); a by-host name
+/// is at most 216 bytes, as its file name adds the machine id.
 ///
 /// ```swift
 /// let domain = try DomainName("com.example.bridge")
