@@ -233,7 +233,9 @@ public final class DefaultsDaemon: Sendable {
         try? await scanner.shutdownGracefully()
         try? await writer.shutdownGracefully()
         try? await group.shutdownGracefully()
-        logger.info("defaultsd stopped; every write is on disk")
+        // After a failed start the reason follows (`defaultsd: …` on standard error), and this
+        // line must not read as an orderly stop.
+        logger.info(listening == nil ? "defaultsd did not start" : "defaultsd stopped; every write is on disk")
     }
 }
 

@@ -43,6 +43,10 @@ struct StorageTrustTests {
             #expect(run.errors.contains("\(storage) is not safe to keep preferences in: \(problem), so another user could replace them"),
                     "\(run.errors)")
             #expect(run.errors.contains("chmod go-w") == mend, "\(run.errors)")
+            // The last lines say it never started, then why; nothing reads as an orderly stop.
+            let notStarted = run.errors.range(of: "defaultsd did not start"), reason = run.errors.range(of: "defaultsd: \(storage)")
+            #expect(notStarted != nil && reason != nil && notStarted!.lowerBound < reason!.lowerBound, "\(run.errors)")
+            #expect(!run.errors.contains("every write is on disk"), "\(run.errors)")
             #expect(!FileManager.default.fileExists(atPath: root + "/socket"), "the socket never opens")
         }
     }

@@ -2,8 +2,8 @@
 @testable import DefaultsServer
 import Testing
 
-/// The domain a request names, read through one connection's ``Session``, which recognises the
-/// domain its last request named.
+/// The domain each request names, read through one connection's ``Session``, request after
+/// request.
 @Suite struct SessionTests {
     func request(_ line: String) throws -> Request {
         let members = try #require(try JSONParser.parseObjectMembers(Array(line.utf8)))

@@ -14,19 +14,9 @@ final class Session {
         self.origin = origin
     }
 
-    /// The domain the last request named. A connection mostly names the same domain request
-    /// after request; it is then recognised by its bytes, not made and checked again.
-    private var lastDomain: DomainName?
-
     /// The domain the request's `"domain"` and `"host"` parameters name, validated.
     func domain(of request: Request) throws(DefaultsError) -> DomainName {
-        let host = try request.host()
-        if let lastDomain, lastDomain.host == host, request.parameters.string("domain", is: lastDomain.rawValue) {
-            return lastDomain
-        }
-        let domain = try DomainName(try request.string("domain"), host: host)
-        lastDomain = domain
-        return domain
+        try DomainName(try request.string("domain"), host: try request.host())
     }
 
     /// The request's `"domain"`, for an operation that has no by-host form (Settings bundles
