@@ -124,14 +124,6 @@ public struct JSONMembers: Sendable, Equatable {
         } ?? text.utf8.elementsEqual(UnsafeRawBufferPointer(rebasing: raw[contents]))
     }
 
-    /// Calls `body` with the text of the member called `name` when it is a plain string (ASCII
-    /// without escapes), as the line's bytes between the quotes, without making a `String`;
-    /// nil when the member is missing, not a string, or written with escapes.
-    func withPlainString<Result>(_ name: StaticString, _ body: (UnsafeRawBufferPointer) -> Result) -> Result? {
-        guard let span = lastSpan(named: name), span.kind == .plainString else { return nil }
-        return body(UnsafeRawBufferPointer(rebasing: bytes[(span.value.lowerBound + 1)..<(span.value.upperBound - 1)]))
-    }
-
     /// The member called `name` when it is a string, decoded; nil when it is missing or not
     /// a string.
     public func stringValue(_ name: StaticString) -> String? {

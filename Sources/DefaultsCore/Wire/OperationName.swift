@@ -1,5 +1,3 @@
-import Glibc
-
 /// The protocol's operations, by the name a request gives in `"op"` (docs/PROTOCOL.md): the one
 /// list the daemon dispatches on and every client writes from. A new operation is added here,
 /// and the compiler then finds the daemon's dispatch that must handle it.
@@ -17,25 +15,8 @@ public enum OperationName: String, CaseIterable, Sendable {
     /// The operation a request names; nil for a name the protocol does not have (the caller
     /// then reads the text to word the error).
     public init?(of members: JSONMembers) {
-        // Every request names its operation: it is matched on the line's bytes, with no `String`
-        // made, unless it was written with escapes.
-        if let found = members.withPlainString("op", Self.named) {
-            guard let found else { return nil }
-            self = found
-            return
-        }
         guard let text = members.stringValue("op"), let name = OperationName(rawValue: text) else { return nil }
         self = name
-    }
-
-    /// Each operation with its name's bytes.
-    private static let spellings: [(name: OperationName, bytes: [UInt8])] = allCases.map { ($0, Array($0.rawValue.utf8)) }
-
-    /// The operation spelled exactly `text`, if any.
-    private static func named(_ text: UnsafeRawBufferPointer) -> OperationName? {
-        spellings.first { spelling in
-            spelling.bytes.count == text.count && spelling.bytes.withUnsafeBytes { memcmp($0.baseAddress!, text.baseAddress!, text.count) == 0 }
-        }?.name
     }
 }
 

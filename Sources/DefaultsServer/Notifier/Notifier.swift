@@ -79,10 +79,11 @@ final class Notifier {
         eventLoop.preconditionInEventLoop()
         guard !everything.isEmpty || byDomain[changeset.domain] != nil else { return }
         let event = ChangeEvent(changeset: changeset, generation: generation, origin: origin)
-        // One lookup for a new burst, the usual case; a second only to merge into one begun earlier.
-        if var burst = bursts.updateValue(event, forKey: BurstKey(event)) {
-            burst.merge(event)
-            bursts[BurstKey(event)] = burst
+        let key = BurstKey(event)
+        if bursts[key] != nil {
+            bursts[key]!.merge(event)
+        } else {
+            bursts[key] = event
         }
         if holds == 0 && !deliveryScheduled {
             deliveryScheduled = true
