@@ -25,8 +25,9 @@ BUILD_PACKAGES :=
 #  iproute2: the partition tests put members and daemons in network namespaces (`ip netns`, as root).
 TEST_PACKAGES  := $(BUILD_PACKAGES) systemd libseccomp2 socat util-linux chromium chromium-driver etcd-server etcd-client openssl iproute2
 #  dconf-service, dconf-cli, libdconf-dev, dbus, pkg-config: dconf, the Linux peer, measured in the same run
-#  (bench/dconf-probe.c is built against libdconf); hyperfine times the command-line tools.
-BENCH_PACKAGES := $(BUILD_PACKAGES) chromium chromium-driver etcd-server etcd-client iproute2 socat redis-server util-linux dconf-service dconf-cli libdconf-dev dbus pkg-config hyperfine gcc
+#  (bench/dconf-probe.c is built against libdconf); hyperfine times the command-line tools;
+#  valgrind (callgrind) and binutils (strip) count instructions and instruction-cache misses per request.
+BENCH_PACKAGES := $(BUILD_PACKAGES) chromium chromium-driver etcd-server etcd-client iproute2 socat redis-server util-linux dconf-service dconf-cli libdconf-dev dbus pkg-config hyperfine gcc valgrind binutils
 
 # Release builds (bench, install) link the Swift runtime into each binary. They keep Swift's
 # run-time exclusivity checks: a daemon that holds a user's data prefers a clean trap to undefined

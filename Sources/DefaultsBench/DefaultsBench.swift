@@ -32,6 +32,9 @@ struct DefaultsBench: ParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Also measure the round trips with the client and the servers placed on CPUs by hand (needs taskset).")
     var pinned = true
 
+    @Flag(inversion: .prefixedNo, help: "Also count instructions and instruction-cache misses per request under callgrind (needs valgrind).")
+    var callgrind = true
+
     @Option(help: "The dconf probe (bench/dconf-probe.c; default: beside this program; 'none' to skip dconf).")
     var dconfProbe: String?
 
@@ -136,6 +139,22 @@ struct DefaultsBench: ParsableCommand {
                 report.roundTripTable(ours: oursPinned, redis: theirsPinned, placement: name)
             }
             try Server.pin([server, theirs, floor], cpus: "0-\(cpus - 1)", client: "0-\(cpus - 1)")
+        }
+        if callgrind {
+            // A part that fails is reported as such; the figures of the others are kept.
+            do {
+                let bench = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+                let redisBinary = redisServer == nil ? nil : redis ?? Server.which("redis-server")
+                if let counts = try CodePerRequest.measure(daemon: binary, bench: bench, redis: redisBinary, directory: directory) {
+                    report.codeTable(counts)
+                } else {
+                    report.line("")
+                    report.line("- instructions per request not counted: it needs valgrind (`apt-get install valgrind`) and strip")
+                }
+            } catch {
+                report.line("")
+                report.line("- instructions per request not counted: \(error)")
+            }
         }
         report.line("")
         report.line("- `didChange` file rewrites for a \(burst)-set burst to one domain: **\(ours.burstRewrites)** (target ≤ 2)")

@@ -10,13 +10,11 @@ extension DefaultsBench {
         let client = try LineSocket(path: socket)
         // A request that does no work: what the socket and the event loop cost by themselves.
         results.ping = try pingLatencies(client)
-        results.set = try latencies(perRound, request: { i in
-            JSON.requestLine(.set, ["domain": "com.bench", "key": .string("k\(i % 100)"), "value": .integer(Int64(i))]) + "\n"
-        }) { request in
+        results.set = try latencies(perRound, request: Self.setRequest) { request in
             try client.send(bytes: request)
             guard try client.nextLine(hasPrefix: Self.ok) else { throw LineSocket.Failure(description: "set failed") }
         }
-        results.get = try latencies(perRound, request: { i in JSON.requestLine(.get, ["domain": "com.bench", "key": .string("k\(i % 100)")]) + "\n" }) { request in
+        results.get = try latencies(perRound, request: Self.getRequest) { request in
             try client.send(bytes: request)
             guard try client.nextLine(hasPrefix: Self.ok) else { throw LineSocket.Failure(description: "get failed") }
         }
@@ -48,6 +46,16 @@ extension DefaultsBench {
         return results
     }
 
+    /// The round trips' requests, each with its line's end: round `i` sets or reads one of 100
+    /// keys, and sets a value the key did not hold before.
+    static let pingRequest = JSON.requestLine(.ping) + "\n"
+    static func setRequest(_ i: Int) -> String {
+        JSON.requestLine(.set, ["domain": "com.bench", "key": .string("k\(i % 100)"), "value": .integer(Int64(i))]) + "\n"
+    }
+    static func getRequest(_ i: Int) -> String {
+        JSON.requestLine(.get, ["domain": "com.bench", "key": .string("k\(i % 100)")]) + "\n"
+    }
+
     /// `ping` round trips to the bare SwiftNIO line server (``TransportFloor``).
     func measureFloor(socket: String) throws -> Results {
         var results = Results()
@@ -57,7 +65,7 @@ extension DefaultsBench {
 
     /// `{"op":"ping"}` round trips, one at a time.
     func pingLatencies(_ client: LineSocket) throws -> [Double] {
-        try latencies(perRound, request: { _ in JSON.requestLine(.ping) + "\n" }) { request in
+        try latencies(perRound, request: { _ in Self.pingRequest }) { request in
             try client.send(bytes: request)
             guard try client.nextLine(hasPrefix: Self.ok) else { throw LineSocket.Failure(description: "ping failed") }
         }

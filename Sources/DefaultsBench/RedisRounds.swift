@@ -7,11 +7,9 @@ extension DefaultsBench {
     func measureRedis(socket: String, roundTripsOnly: Bool = false) throws -> Results {
         var results = Results()
         let client = try LineSocket(path: socket)
-        func command(_ parts: [String]) -> String {
-            "*\(parts.count)\r\n" + parts.map { "$\($0.utf8.count)\r\n\($0)\r\n" }.joined()
-        }
+        let command = Self.redisCommand
         func send(_ parts: [String], on socket: LineSocket) throws { try socket.send(bytes: Array(command(parts).utf8)) }
-        let pong = Array("+PONG".utf8), stored = Array("+OK".utf8), missing = Array("$-1".utf8)
+        let pong = Array("+PONG".utf8), stored = Array("+OK".utf8)
         results.ping = try latencies(perRound, request: { _ in command(["PING"]) }) { request in
             try client.send(bytes: request)
             guard try client.nextLine(hasPrefix: pong) else { throw LineSocket.Failure(description: "PING failed") }
@@ -22,7 +20,7 @@ extension DefaultsBench {
         }
         results.get = try latencies(perRound, request: { i in command(["GET", "k\(i % 100)"]) }) { request in
             try client.send(bytes: request)
-            if try !client.nextLine(hasPrefix: missing) { _ = try client.nextLine(hasPrefix: []) }  // $<length>, then the value
+            try Self.readRedisValue(client)
         }
         if !roundTripsOnly {
             results.pipelined = try throughput(perRound * 5, batch: 1000, client: client, answer: stored) { i in
@@ -48,5 +46,18 @@ extension DefaultsBench {
             if count == 1 { results.event1 = samples } else { results.event100 = samples }
         }
         return results
+    }
+
+    /// A Redis command in its wire form (RESP): an array of bulk strings.
+    static func redisCommand(_ parts: [String]) -> String {
+        "*\(parts.count)\r\n" + parts.map { "$\($0.utf8.count)\r\n\($0)\r\n" }.joined()
+    }
+
+    private static let redisMissingValue = Array("$-1".utf8)
+
+    /// Reads Redis's answer to a GET: `$-1` for a missing value, else the value's length and then
+    /// the value.
+    static func readRedisValue(_ client: LineSocket) throws {
+        if try !client.nextLine(hasPrefix: redisMissingValue) { _ = try client.nextLine(hasPrefix: []) }
     }
 }

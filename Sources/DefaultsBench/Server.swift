@@ -16,8 +16,9 @@ final class Server {
         return nil
     }
 
-    /// Starts `binary` and waits until `readyWhen` appears on its stderr, or until `socket` accepts connections.
-    static func start(_ binary: String, _ arguments: [String], readyWhen: String?, socket: String? = nil) throws -> Server {
+    /// Starts `binary` and waits until `readyWhen` appears on its stderr, or until `socket` accepts
+    /// connections (for at most `within` seconds).
+    static func start(_ binary: String, _ arguments: [String], readyWhen: String?, socket: String? = nil, within: Double = 10) throws -> Server {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = arguments
@@ -34,7 +35,7 @@ final class Server {
                 seen += String(decoding: chunk, as: UTF8.self)
             }
         } else if let socket {
-            let deadline = LineSocket.now() + 10
+            let deadline = LineSocket.now() + within
             while (try? LineSocket(path: socket)) == nil {
                 if LineSocket.now() > deadline { throw LineSocket.Failure(description: "\(binary) did not listen on \(socket)") }
                 usleep(10_000)
