@@ -1,6 +1,7 @@
 import DefaultsCore
 @testable import DefaultsServer
 import Foundation
+import Logging
 import Testing
 
 /// FormerFolderMove on real folders: what goes where, and a move a crash cut short.
@@ -46,6 +47,23 @@ import Testing
 
         // A crash between two renames: run again from any point, and nothing more moves.
         #expect(move.run().moved.isEmpty)
+    }
+
+    @Test("nothing moves into a shared folder others can write: the files stay where they are")
+    func anUnsafeSharedFolderMovesNothing() throws {
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try put(former + "/com.a.plist", "a")
+        try put(former + "/.defaultsd-generations.plist", "ledger")
+        #expect(chmod(shared, 0o777) == 0)
+        FormerFolderMove.run(former: former, shared: shared, state: state, machineID: nil, logger: Logger(label: "test"))
+        #expect(read(former + "/com.a.plist") == "a" && read(former + "/.defaultsd-generations.plist") == "ledger")
+        #expect(!FileManager.default.fileExists(atPath: shared + "/com.a.plist"))
+        #expect(!FileManager.default.fileExists(atPath: state + "/.defaultsd-generations.plist"))
+
+        // Once the folder is mended, the next start moves them.
+        #expect(chmod(shared, 0o755) == 0)
+        FormerFolderMove.run(former: former, shared: shared, state: state, machineID: nil, logger: Logger(label: "test"))
+        #expect(read(shared + "/com.a.plist") == "a" && read(state + "/.defaultsd-generations.plist") == "ledger")
     }
 
     @Test("a domain Foundation already wrote in the shared folder keeps its file; the former one is kept in the state directory")
