@@ -2,7 +2,8 @@ import Foundation
 
 /// A real etcd cluster for the roaming tests and the benchmark: `size` members with distinct
 /// client and peer ports, each with a private data directory under `directory`, each stopped by
-/// its PID. Members can be killed and started again on their data, or frozen and thawed.
+/// its PID. Members can be killed and started again on their data, or frozen and thawed. A
+/// ``ProcessLeash`` stops them when the test's process ends without running `deinit`.
 ///
 /// On loopback by default; on a ``TestNetwork``, member `i` runs in the namespace of host `m<i>`
 /// at that host's address, and `etcdctl` runs in the network's switch, which reaches them all.
@@ -36,6 +37,8 @@ public final class EtcdCluster: @unchecked Sendable {
     /// When set, clients must speak TLS and show a certificate signed by `ca`.
     private let tls: (certificate: String, key: String, ca: String)?
     private let network: TestNetwork?
+    /// Stops the members and removes `directory` when the test's process ends without `deinit`.
+    let leash: ProcessLeash
 
     public init(size: Int = 3, tls: (certificate: String, key: String, ca: String)? = nil, network: TestNetwork? = nil) throws {
         self.tls = tls
@@ -44,6 +47,8 @@ public final class EtcdCluster: @unchecked Sendable {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("defaultsd-etcd-\(UUID().uuidString.prefix(8))").path
         self.directory = directory
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        // Every member's command line names its data directory, inside `directory`.
+        leash = try ProcessLeash(directory: directory)
         let ports = try EtcdCluster.freePorts(2 * size)
         members = (0..<size).map { index in
             Member(
