@@ -80,8 +80,9 @@ struct DefaultsBench: ParsableCommand {
         usleep(200_000)  // the release follows the line that says it comes
         let idle = Footprint(pid: server.process.processIdentifier)
 
+        let redisBinary = (redis ?? Server.which("redis-server")).flatMap { $0 == "none" ? nil : $0 }
         var redisServer: Server?
-        if let redisBinary = redis ?? Server.which("redis-server"), redisBinary != "none" {
+        if let redisBinary {
             redisServer = try Server.start(
                 redisBinary,
                 ["--port", "0", "--unixsocket", directory + "/redis.sock", "--save", "", "--appendonly", "no",
@@ -144,7 +145,6 @@ struct DefaultsBench: ParsableCommand {
             // A part that fails is reported as such; the figures of the others are kept.
             do {
                 let bench = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
-                let redisBinary = redisServer == nil ? nil : redis ?? Server.which("redis-server")
                 if let counts = try CodePerRequest.measure(daemon: binary, bench: bench, redis: redisBinary, directory: directory) {
                     report.codeTable(counts)
                 } else {

@@ -104,12 +104,12 @@ struct FormerFolderMove {
     /// Nothing moves into, out of or within a folder someone else could change
     /// (``PathTrust/yoursOrRoot(uid:)``): the files stay where they are, and the daemon's start
     /// refuses such a shared or state folder with the reason.
-    static func run(former: String, shared: String, state: String, machineID: String?, logger: Logger, uid: UInt32 = getuid()) {
+    static func run(former: String, shared: String, state: String, machineID: String?, logger: Logger) {
         if !SystemText.isDirectory(state) {
             try? FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         }
         for folder in [former, shared, state] where SystemText.isDirectory(folder) {
-            guard let problem = PathTrust.yoursOrRoot(uid: uid).problem(with: folder) else { continue }
+            guard let problem = PathTrust.yoursOrRoot(uid: getuid()).problem(with: folder) else { continue }
             return logger.error("files not moved to where they live now: a folder is not safe to keep preferences in", metadata: [
                 "folder": "\(folder)", "problem": "\(problem)"])
         }
