@@ -38,16 +38,18 @@ import Testing
         #expect(!m.hasValue("absent"))
     }
 
-    @Test func stringIsComparesTheTextWithoutDecoding() throws {
-        let m = try members(#"{"domain":"com.x","escaped":"com\u002ex","n":5,"domain2":"com.xy"}"#)
-        #expect(m.string("domain", is: "com.x"))
-        #expect(!m.string("domain", is: "com.xy"))
-        #expect(!m.string("domain2", is: "com.x"))
-        #expect(!m.string("n", is: "5"))
-        #expect(!m.string("absent", is: "com.x"))
-        // Escaped text is not compared (false only says "not known to be equal").
-        #expect(!m.string("escaped", is: "com.x"))
-        #expect(m["escaped"] == .string("com.x"))
+    @Test func aPlainStringIsHandedOverAsItsBytes() throws {
+        let m = try members(#"{"op":"set","escaped":"s\u0065t","n":5,"empty":"","op2":"get","op":"ping"}"#)
+        func text(_ name: StaticString) -> String? {
+            m.withPlainString(name) { String(decoding: $0, as: UTF8.self) }
+        }
+        #expect(text("op") == "ping")  // the last of a repeated name
+        #expect(text("empty") == "")
+        #expect(text("escaped") == nil)  // written with escapes: decoded through the subscript
+        #expect(m["escaped"] == .string("set"))
+        #expect(text("n") == nil)
+        #expect(text("absent") == nil)
+        #expect(m.withPlainString("op2") { _ in Optional<Int>.none } == nil)
     }
 
     @Test func aReusedTableHoldsOnlyTheLastObject() throws {

@@ -31,6 +31,7 @@ public struct DomainName: Sendable, Hashable, Comparable, CustomStringConvertibl
     public static let global = DomainName(unchecked: "NSGlobalDomain")
     /// Names of volatile domains that are never stored.
     public static let volatileNames: Set<String> = ["NSRegistrationDomain", "NSArgumentDomain"]
+    private static let volatileNameStarts: [UInt8] = volatileNames.compactMap(\.utf8.first)
     /// The folder of the storage directory that holds by-host domains, as on macOS.
     public static let byHostFolder = "ByHost"
 
@@ -118,7 +119,8 @@ public struct DomainName: Sendable, Hashable, Comparable, CustomStringConvertibl
                 }
                 previousWasDot = isDot
             }
-            if volatileNames.contains(where: { $0.utf8.elementsEqual(utf8) }) {
+            // Checked by first byte before the set: every write names a domain, few a volatile one.
+            if volatileNameStarts.contains(utf8[0]), volatileNames.contains(String(decoding: utf8, as: UTF8.self)) {
                 return "\(String(decoding: utf8, as: UTF8.self)) is a volatile domain and is never stored"
             }
             return nil

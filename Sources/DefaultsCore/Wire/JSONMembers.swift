@@ -111,17 +111,18 @@ public struct JSONMembers: Sendable, Equatable {
         return span.value.count != 4 || bytes[span.value.lowerBound] != UInt8(ascii: "n")
     }
 
-    /// True when the member called `name` is a string spelled exactly as `text`, compared
-    /// without decoding it. False tells nothing more: the member may be missing, another
-    /// string, or the same text written with escapes.
-    public func string(_ name: StaticString, is text: String) -> Bool {
-        guard let span = lastSpan(named: name), span.kind == .plainString else { return false }
-        let contents = (span.value.lowerBound + 1)..<(span.value.upperBound - 1)
-        let raw = bytes
-        return text.utf8.withContiguousStorageIfAvailable { utf8 in
-            utf8.count == contents.count
-                && (utf8.isEmpty || memcmp(utf8.baseAddress!, raw.baseAddress! + contents.lowerBound, utf8.count) == 0)
-        } ?? text.utf8.elementsEqual(UnsafeRawBufferPointer(rebasing: raw[contents]))
+    /// Runs `body` on the text of the member called `name` when it is a plain string (ASCII
+    /// without escapes), as the line's bytes between the quotes, without making a `String`;
+    /// nil when the member is missing, not a string, or written with escapes.
+    ///
+    /// ```swift
+    /// members.withPlainString("op") { $0.count }   // 3 for {"op":"get"}; nil for {"op":"g\u0065t"}
+    /// ```
+    public func withPlainString<Result>(
+        _ name: StaticString, _ body: (UnsafeRawBufferPointer) -> Result?
+    ) -> Result? {
+        guard let span = lastSpan(named: name), span.kind == .plainString else { return nil }
+        return body(UnsafeRawBufferPointer(rebasing: bytes[(span.value.lowerBound + 1)..<(span.value.upperBound - 1)]))
     }
 
     /// The member called `name` when it is a string, decoded; nil when it is missing or not

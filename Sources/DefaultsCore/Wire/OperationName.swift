@@ -1,3 +1,5 @@
+import Glibc
+
 /// The protocol's operations, by the name a request gives in `"op"` (docs/PROTOCOL.md): the one
 /// list the daemon dispatches on and every client writes from. A new operation is added here,
 /// and the compiler then finds the daemon's dispatch that must handle it.
@@ -15,9 +17,31 @@ public enum OperationName: String, CaseIterable, Sendable {
     /// The operation a request names; nil for a name the protocol does not have (the caller
     /// then reads the text to word the error).
     public init?(of members: JSONMembers) {
-        guard let text = members.stringValue("op"), let name = OperationName(rawValue: text) else { return nil }
-        self = name
+        if let name = members.withPlainString("op", OperationName.init(utf8:)) {
+            self = name
+        } else if let text = members.stringValue("op"), let name = OperationName(rawValue: text) {
+            self = name  // written with escapes
+        } else {
+            return nil
+        }
     }
+
+    /// The operation whose name is exactly these bytes. Every request is matched here, so it
+    /// compares bytes against a table made once: the synthesized `init(rawValue:)` would make a
+    /// `String` of them first and then compare it with each name in turn, which runs through
+    /// about as much code as parsing the whole line.
+    init?(utf8 text: UnsafeRawBufferPointer) {
+        for (name, utf8) in OperationName.namesUTF8 where utf8.count == text.count {
+            if utf8.withUnsafeBytes({ memcmp($0.baseAddress!, text.baseAddress!, text.count) }) == 0 {
+                self = name
+                return
+            }
+        }
+        return nil
+    }
+
+    /// Every operation with its name's bytes, in the order declared (the most frequent first).
+    private static let namesUTF8: [(OperationName, [UInt8])] = allCases.map { ($0, Array($0.rawValue.utf8)) }
 }
 
 extension JSONWriter {

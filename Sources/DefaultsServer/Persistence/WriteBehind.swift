@@ -86,7 +86,7 @@ final class WriteBehind {
     /// Records that a domain changed in memory.
     func markDirty(_ domain: DomainName) {
         eventLoop.preconditionInEventLoop()
-        setAside[domain] = nil
+        if !setAside.isEmpty { setAside[domain] = nil }
         dirty.insert(domain)
         writeSequence &+= 1
         let now = eventLoop.now
