@@ -5,6 +5,7 @@
 #   make settings  build and start the Settings app (defaultsd-settings) on the daemon's default socket
 #   make bench   release build, then the benchmark (docs/PERFORMANCE.md)
 #   make fuzz    every parser's fuzz harness under libFuzzer, FUZZ_SECONDS each (docs/RELIABILITY.md)
+#   make link-order  writes bench/request-path.order again: the functions a request calls, which release builds lay out together
 #   make install PREFIX=/usr/local DESTDIR=
 
 SWIFT     ?= swift
@@ -33,14 +34,22 @@ BENCH_PACKAGES := $(BUILD_PACKAGES) chromium chromium-driver etcd-server etcd-cl
 # run-time exclusivity checks: a daemon that holds a user's data prefers a clean trap to undefined
 # behaviour, and `make bench` measures exactly what `make install` installs. defaultsd and
 # defaults are linked fully static (Package.swift reads DEFAULTSD_STATIC_EXECUTABLES).
-RELEASE   := -c release --static-swift-stdlib
+#
+# They also lay out the functions a request calls next to each other, so that a request touches
+# fewer lines of code (docs/PERFORMANCE.md, "Release build settings"): every function in a
+# section of its own, and lld placing the ones bench/request-path.order lists first. `make
+# link-order` writes that list again after the request path has changed.
+LINK_ORDER := -Xswiftc -Xfrontend -Xswiftc -function-sections -Xswiftc -use-ld=lld \
+	-Xlinker --symbol-ordering-file=$(CURDIR)/bench/request-path.order -Xlinker --no-warn-symbol-ordering
+RELEASE   := -c release --static-swift-stdlib $(LINK_ORDER)
+RELEASE_PRODUCTS := defaultsd defaults defaultsd-bench defaultsd-settings FoundationDefaultsProbe defaultsd-client-bench
 export DEFAULTSD_STATIC_EXECUTABLES := 1
 
 BINDIR     = $(PREFIX)/bin
 UNITDIR    = $(PREFIX)/lib/systemd
 DATADIR    = $(PREFIX)/share/defaultsd
 
-.PHONY: all build run test example settings bench fuzz install clean deps-build deps-test deps-bench
+.PHONY: all build run test example settings bench link-order fuzz install clean deps-build deps-test deps-bench
 
 all: build
 
@@ -116,6 +125,15 @@ bench: deps-bench
 	$(SWIFT) build $(RELEASE) --product defaultsd-client-bench
 	.build/release/defaultsd-bench $(ARGS)
 	.build/release/defaultsd-client-bench
+
+# The functions a ping, set and get call, counted under callgrind, for the release link's layout.
+# SwiftPM does not relink when only the list changes, so the release binaries are removed: the
+# next release build links them with the new list.
+link-order: deps-bench
+	$(SWIFT) build $(RELEASE) --product defaultsd
+	$(SWIFT) build $(RELEASE) --product defaultsd-bench
+	.build/release/defaultsd-bench --write-link-order bench/request-path.order
+	rm -f $(addprefix .build/release/,$(RELEASE_PRODUCTS))
 
 # Every parser's harness under libFuzzer with the address sanitizer, one after another (fuzz/run).
 FUZZ_SECONDS ?= 600

@@ -27,41 +27,47 @@ struct CodePerRequest {
     static let requests = 2_000
     static let warmUp = 1_000
 
-    /// Nil when valgrind, callgrind_control or strip is missing.
-    static func measure(daemon binary: String, bench: String, redis: String?, directory: String) throws -> CodePerRequest? {
-        guard let valgrind = Server.which("valgrind"), let control = Server.which("callgrind_control"),
-            let strip = Server.which("strip")
-        else { return nil }
-        let folder = directory + "/callgrind"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    /// valgrind, callgrind_control and strip, and the folder their files go to.
+    private struct Tools {
+        let valgrind: String
+        let control: String
+        let strip: String
+        let folder: String
+
+        /// Nil when valgrind, callgrind_control or strip is missing.
+        init?(directory: String) throws {
+            guard let valgrind = Server.which("valgrind"), let control = Server.which("callgrind_control"),
+                let strip = Server.which("strip")
+            else { return nil }
+            (self.valgrind, self.control, self.strip) = (valgrind, control, strip)
+            folder = directory + "/callgrind"
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        }
+
         func stripped(_ path: String, as name: String) throws -> String {
             let copy = folder + "/" + name
-            try run(strip, ["--strip-debug", "-o", copy, path])
+            try CodePerRequest.run(strip, ["--strip-debug", "-o", copy, path])
             return copy
         }
+
         func callgrind(_ name: String) -> [String] {
             [valgrind, "--tool=callgrind", "--cache-sim=yes", "--callgrind-out-file=\(folder)/\(name).out"]
         }
-        var result = CodePerRequest()
+    }
 
-        let socket = folder + "/defaultsd.sock"
-        let configuration = folder + "/defaultsd.json"
-        try #"{ "settingsBundleDirectories": [] }"#.write(toFile: configuration, atomically: true, encoding: .utf8)
-        let daemonArguments = callgrind("defaultsd") + [try stripped(binary, as: "defaultsd"),
-            "--config", configuration, "--socket", socket, "--storage-dir", folder + "/storage", "--state-dir", folder + "/state"]
-        let daemon = try Server.start(daemonArguments[0], Array(daemonArguments.dropFirst()), readyWhen: "start-up settled")
-        defer { daemon.stop() }
+    /// Nil when valgrind, callgrind_control or strip is missing.
+    static func measure(daemon binary: String, bench: String, redis: String?, directory: String) throws -> CodePerRequest? {
+        guard let tools = try Tools(directory: directory) else { return nil }
+        let folder = tools.folder
+        var result = CodePerRequest()
+        result.daemon = try countDaemon(binary, tools)
         let answered: (LineSocket) throws -> Void = { client in
             guard try client.nextLine(hasPrefix: DefaultsBench.ok) else { throw LineSocket.Failure(description: "a request failed") }
         }
-        result.daemon = try count(daemon, output: folder + "/defaultsd.out", control: control, client: try LineSocket(path: socket), requests: [
-            Kind("ping", answered) { _ in DefaultsBench.pingRequest },
-            Kind("set", answered, request: DefaultsBench.setRequest),
-            Kind("get", answered, request: DefaultsBench.getRequest),
-        ])
+        let control = tools.control
 
         let floorSocket = folder + "/floor.sock"
-        let floorArguments = callgrind("floor") + [try stripped(bench, as: "defaultsd-bench"), "--serve-floor", floorSocket]
+        let floorArguments = tools.callgrind("floor") + [try tools.stripped(bench, as: "defaultsd-bench"), "--serve-floor", floorSocket]
         let floor = try Server.start(floorArguments[0], Array(floorArguments.dropFirst()), readyWhen: nil, socket: floorSocket, within: 60)
         defer { floor.stop() }
         result.floor = try count(floor, output: folder + "/floor.out", control: control, client: try LineSocket(path: floorSocket),
@@ -69,7 +75,7 @@ struct CodePerRequest {
 
         if let redis {
             let redisSocket = folder + "/redis.sock"
-            let redisArguments = callgrind("redis") + [redis, "--port", "0", "--unixsocket", redisSocket, "--save", "", "--appendonly", "no"]
+            let redisArguments = tools.callgrind("redis") + [redis, "--port", "0", "--unixsocket", redisSocket, "--save", "", "--appendonly", "no"]
             let server = try Server.start(redisArguments[0], Array(redisArguments.dropFirst()), readyWhen: nil, socket: redisSocket, within: 60)
             defer { server.stop() }
             let status: (LineSocket) throws -> Void = { client in _ = try client.nextLine(hasPrefix: []) }
@@ -80,6 +86,42 @@ struct CodePerRequest {
             ])
         }
         return result
+    }
+
+    /// Counts defaultsd's `ping`, set and get; its dumps are `defaultsd.out.1` to `.3` in the folder.
+    private static func countDaemon(
+        _ binary: String, _ tools: Tools, configuration settings: String = #"{ "settingsBundleDirectories": [] }"#
+    ) throws -> [String: Counts] {
+        let folder = tools.folder
+        let socket = folder + "/defaultsd.sock"
+        let configuration = folder + "/defaultsd.json"
+        try settings.write(toFile: configuration, atomically: true, encoding: .utf8)
+        let daemonArguments = tools.callgrind("defaultsd") + [try tools.stripped(binary, as: "defaultsd"),
+            "--config", configuration, "--socket", socket, "--storage-dir", folder + "/storage", "--state-dir", folder + "/state"]
+        let daemon = try Server.start(daemonArguments[0], Array(daemonArguments.dropFirst()), readyWhen: "start-up settled")
+        defer { daemon.stop() }
+        let answered: (LineSocket) throws -> Void = { client in
+            guard try client.nextLine(hasPrefix: DefaultsBench.ok) else { throw LineSocket.Failure(description: "a request failed") }
+        }
+        return try count(daemon, output: folder + "/defaultsd.out", control: tools.control, client: try LineSocket(path: socket), requests: [
+            Kind("ping", answered) { _ in DefaultsBench.pingRequest },
+            Kind("set", answered, request: DefaultsBench.setRequest),
+            Kind("get", answered, request: DefaultsBench.getRequest),
+        ])
+    }
+
+    /// Counts defaultsd's requests as ``measure(daemon:bench:redis:directory:)`` does, and
+    /// writes the functions they call to `path` (``LinkOrder``). False when valgrind,
+    /// callgrind_control or strip is missing.
+    static func writeLinkOrder(daemon binary: String, directory: String, to path: String) throws -> Bool {
+        guard let tools = try Tools(directory: directory) else { return false }
+        // No file is written while the requests are counted: the writer's work is not a request's.
+        _ = try countDaemon(binary, tools, configuration: """
+            { "settingsBundleDirectories": [], "coalesceMilliseconds": 600000, "maximumCoalesceMilliseconds": 3600000 }
+            """)
+        let dumps = (1...3).map { tools.folder + "/defaultsd.out.\($0)" }
+        try LinkOrder.write(try LinkOrder.functions(inDumps: dumps, requests: requests), to: path)
+        return true
     }
 
     /// One kind of request: its name, how its answer is read, and its text for round `n`.

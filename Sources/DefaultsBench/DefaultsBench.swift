@@ -50,6 +50,11 @@ struct DefaultsBench: ParsableCommand {
     @Flag(help: "Measure only roaming between two daemons through a 3-member etcd cluster.")
     var roamingOnly = false
 
+    @Option(help: ArgumentHelp(
+        "Write the functions a request calls, counted under callgrind, to this file, and measure nothing else.",
+        discussion: "The release link lays them out next to each other: `make link-order` writes bench/request-path.order."))
+    var writeLinkOrder: String?
+
     var perRound: Int { max(iterations / rounds, 100) }
     var eventsPerRound: Int { max(events / rounds, 40) }
 
@@ -63,6 +68,12 @@ struct DefaultsBench: ParsableCommand {
 
         var report = Report()
         report.line("defaultsd-bench: \(iterations) requests, \(events) events per measurement; \(ProcessInfo.processInfo.activeProcessorCount) cores")
+        if let writeLinkOrder {
+            guard try CodePerRequest.writeLinkOrder(daemon: binary, directory: directory, to: writeLinkOrder) else {
+                throw ValidationError("--write-link-order needs valgrind (apt-get install valgrind) and strip")
+            }
+            return print("wrote \(writeLinkOrder)")
+        }
         if roamingOnly {
             try reportRoaming(binary: binary, directory: directory, into: &report)
             return print(report.text)
