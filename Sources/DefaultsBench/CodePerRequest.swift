@@ -17,6 +17,8 @@ struct CodePerRequest {
     struct Counts {
         var instructions: Double
         var instructionCacheMisses: Double
+        /// The callgrind dump they were read from.
+        var dump: String
     }
 
     /// By request name: `ping`, `set`, `get`.
@@ -61,9 +63,6 @@ struct CodePerRequest {
         let folder = tools.folder
         var result = CodePerRequest()
         result.daemon = try countDaemon(binary, tools)
-        let answered: (LineSocket) throws -> Void = { client in
-            guard try client.nextLine(hasPrefix: DefaultsBench.ok) else { throw LineSocket.Failure(description: "a request failed") }
-        }
         let control = tools.control
 
         let floorSocket = folder + "/floor.sock"
@@ -88,7 +87,12 @@ struct CodePerRequest {
         return result
     }
 
-    /// Counts defaultsd's `ping`, set and get; its dumps are `defaultsd.out.1` to `.3` in the folder.
+    /// Reads a defaultsd or floor server answer: `{"ok":true…`.
+    private static func answered(_ client: LineSocket) throws {
+        guard try client.nextLine(hasPrefix: DefaultsBench.ok) else { throw LineSocket.Failure(description: "a request failed") }
+    }
+
+    /// Counts defaultsd's `ping`, set and get, one callgrind dump each.
     private static func countDaemon(
         _ binary: String, _ tools: Tools, configuration settings: String = #"{ "settingsBundleDirectories": [] }"#
     ) throws -> [String: Counts] {
@@ -100,9 +104,6 @@ struct CodePerRequest {
             "--config", configuration, "--socket", socket, "--storage-dir", folder + "/storage", "--state-dir", folder + "/state"]
         let daemon = try Server.start(daemonArguments[0], Array(daemonArguments.dropFirst()), readyWhen: "start-up settled")
         defer { daemon.stop() }
-        let answered: (LineSocket) throws -> Void = { client in
-            guard try client.nextLine(hasPrefix: DefaultsBench.ok) else { throw LineSocket.Failure(description: "a request failed") }
-        }
         return try count(daemon, output: folder + "/defaultsd.out", control: tools.control, client: try LineSocket(path: socket), requests: [
             Kind("ping", answered) { _ in DefaultsBench.pingRequest },
             Kind("set", answered, request: DefaultsBench.setRequest),
@@ -116,10 +117,10 @@ struct CodePerRequest {
     static func writeLinkOrder(daemon binary: String, directory: String, to path: String) throws -> Bool {
         guard let tools = try Tools(directory: directory) else { return false }
         // No file is written while the requests are counted: the writer's work is not a request's.
-        _ = try countDaemon(binary, tools, configuration: """
+        let counts = try countDaemon(binary, tools, configuration: """
             { "settingsBundleDirectories": [], "coalesceMilliseconds": 600000, "maximumCoalesceMilliseconds": 3600000 }
             """)
-        let dumps = (1...3).map { tools.folder + "/defaultsd.out.\($0)" }
+        let dumps = counts.values.map(\.dump)
         try LinkOrder.write(try LinkOrder.functions(inDumps: dumps, requests: requests), to: path)
         return true
     }
@@ -173,7 +174,7 @@ struct CodePerRequest {
             }
             return count / Double(requests)
         }
-        return Counts(instructions: try value("Ir"), instructionCacheMisses: try value("I1mr"))
+        return Counts(instructions: try value("Ir"), instructionCacheMisses: try value("I1mr"), dump: path)
     }
 
     private static func run(_ tool: String, _ arguments: [String]) throws {

@@ -14,35 +14,39 @@ import Foundation
 /// ```
 enum LinkOrder {
     /// The mangled names of the Swift functions called at least once for every two requests in
-    /// one of `dumps` (each counts `requests` requests of one kind), sorted. C and C++ functions
-    /// (the Swift runtime's, libc's) are left out: callgrind names them demangled, and the
-    /// archives they come from are not laid out function by function.
+    /// one of `dumps` (each counts `requests` requests of one kind), sorted. The Swift runtime's
+    /// C++ and libc's functions are left out: listed too, they took 12 lines off a set's code
+    /// and made the idle daemon 0.7 MiB larger (docs/PERFORMANCE.md).
     static func functions(inDumps dumps: [String], requests: Int) throws -> [String] {
         var hot = Set<String>()
         for dump in dumps {
             for (name, count) in try callCounts(of: String(contentsOfFile: dump, encoding: .utf8))
-            where name.hasPrefix("$s") && count >= requests / 2 {
+            where count >= requests / 2 && name.hasPrefix("$s") {
                 hot.insert(name)
             }
         }
         return hot.sorted()
     }
 
-    /// How often each function was called, by name: callgrind's `calls=` lines, each under the
+    /// How often each function was called, by symbol: callgrind's `calls=` lines, each under the
     /// `cfn=` line that names the function called. Names are given once, with their number, and
-    /// then by number alone (name compression).
+    /// then by number alone (name compression); a recursive call's deeper levels carry a `'2`,
+    /// `'3`… suffix, and count for the function itself.
     static func callCounts(of text: String) -> [String: Int] {
         var names: [Substring: Substring] = [:]
         var callee: Substring?
         var counts: [String: Int] = [:]
         for line in text.split(separator: "\n", omittingEmptySubsequences: true) {
-            if line.hasPrefix("cfn=(") || line.hasPrefix("fn=(") {
-                let reference = line.drop { $0 != "(" }
-                guard let close = reference.firstIndex(of: ")") else { continue }
-                let number = reference[...close]
-                let rest = reference[reference.index(after: close)...].drop { $0 == " " }
-                if !rest.isEmpty { names[number] = rest }
-                if line.hasPrefix("cfn=") { callee = names[number] }
+            if line.hasPrefix("fn=") || line.hasPrefix("cfn=") {
+                let specification = line.drop { $0 != "=" }.dropFirst()
+                var name: Substring? = specification
+                if specification.hasPrefix("("), let close = specification.firstIndex(of: ")") {
+                    let number = specification[...close]
+                    let rest = specification[specification.index(after: close)...].drop { $0 == " " }
+                    if !rest.isEmpty { names[number] = rest }
+                    name = names[number]
+                }
+                if line.hasPrefix("cfn=") { callee = name.map { $0.prefix { $0 != "'" } } }
             } else if line.hasPrefix("calls="), let callee {
                 let count = line.dropFirst("calls=".count).prefix { $0 != " " }
                 counts[String(callee), default: 0] += Int(count) ?? 0

@@ -39,7 +39,7 @@ import Testing
     }
 
     @Test func aPlainStringIsHandedOverAsItsBytes() throws {
-        let m = try members(#"{"op":"set","escaped":"s\u0065t","n":5,"empty":"","op2":"get","op":"ping"}"#)
+        let m = try members(#"{"op":"set","escaped":"s\u0065t","n":5,"empty":"","op2":"get","u":"é","op":"ping"}"#)
         func text(_ name: StaticString) -> String? {
             m.withPlainString(name) { String(decoding: $0, as: UTF8.self) }
         }
@@ -48,6 +48,7 @@ import Testing
         #expect(text("escaped") == nil)  // written with escapes: decoded through the subscript
         #expect(m["escaped"] == .string("set"))
         #expect(text("n") == nil)
+        #expect(text("u") == nil)  // not ASCII: decoded through the subscript
         #expect(text("absent") == nil)
         #expect(m.withPlainString("op2") { _ in Optional<Int>.none } == nil)
     }

@@ -1,4 +1,4 @@
-import DefaultsCore
+@testable import DefaultsCore
 import Testing
 
 /// A request's `op` is matched once, when the line is read, against the one list of operations;
@@ -11,6 +11,17 @@ import Testing
     @Test(arguments: OperationName.allCases)
     func everyOperationIsFoundByItsName(_ name: OperationName) throws {
         #expect(try operation(#"{"op":"\#(name.rawValue)","domain":"com.x"}"#) == name)
+    }
+
+    /// The bytes of a plain name are matched without a `String`: every name, and nothing that is
+    /// a name's prefix, extension or another case of it.
+    @Test func theBytesOfEachNameAreMatchedDirectly() {
+        func operation(_ text: String) -> OperationName? {
+            let bytes = Array(text.utf8)
+            return bytes.withUnsafeBytes { OperationName(utf8: $0) }
+        }
+        for name in OperationName.allCases { #expect(operation(name.rawValue) == name) }
+        for text in ["", "se", "sett", "pin", "Get", "synchronise", "getx"] { #expect(operation(text) == nil) }
     }
 
     @Test func unknownNamesAndOtherValuesAreNotOperations() throws {

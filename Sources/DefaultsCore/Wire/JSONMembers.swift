@@ -113,7 +113,8 @@ public struct JSONMembers: Sendable, Equatable {
 
     /// Runs `body` on the text of the member called `name` when it is a plain string (ASCII
     /// without escapes), as the line's bytes between the quotes, without making a `String`;
-    /// nil when the member is missing, not a string, or written with escapes.
+    /// nil when the member is missing, not a string, not ASCII or written with escapes, and
+    /// when `body` returns nil.
     ///
     /// ```swift
     /// members.withPlainString("op") { $0.count }   // 3 for {"op":"get"}; nil for {"op":"g\u0065t"}

@@ -20,7 +20,7 @@ public enum OperationName: String, CaseIterable, Sendable {
         if let name = members.withPlainString("op", OperationName.init(utf8:)) {
             self = name
         } else if let text = members.stringValue("op"), let name = OperationName(rawValue: text) {
-            self = name  // written with escapes
+            self = name  // written with escapes; other text (unknown or not ASCII) ends here too
         } else {
             return nil
         }

@@ -86,6 +86,7 @@ final class WriteBehind {
     /// Records that a domain changed in memory.
     func markDirty(_ domain: DomainName) {
         eventLoop.preconditionInEventLoop()
+        // Most writes find nothing set aside: they skip hashing the name for it.
         if !setAside.isEmpty { setAside[domain] = nil }
         dirty.insert(domain)
         writeSequence &+= 1
