@@ -43,6 +43,7 @@ LINK_ORDER := -Xswiftc -Xfrontend -Xswiftc -function-sections -Xswiftc -use-ld=l
 	-Xlinker --symbol-ordering-file=$(CURDIR)/bench/request-path.order -Xlinker --no-warn-symbol-ordering
 RELEASE   := -c release --static-swift-stdlib $(LINK_ORDER)
 RELEASE_PRODUCTS := defaultsd defaults defaultsd-bench defaultsd-settings FoundationDefaultsProbe defaultsd-client-bench
+LINKED_ORDER := .build/request-path.order.linked
 export DEFAULTSD_STATIC_EXECUTABLES := 1
 
 BINDIR     = $(PREFIX)/bin
@@ -115,25 +116,24 @@ example: deps-build
 	cd "$(EXAMPLE_DIR)/ClientApp" && env -u DEFAULTSD_STATIC_EXECUTABLES $(SWIFT) build
 	@echo "Examples/ClientApp builds with defaultsd $(EXAMPLE_VERSION) as a version dependency (the last commit; uncommitted changes are not in it)"
 
-bench: deps-bench
-	$(SWIFT) build $(RELEASE) --product defaultsd
-	$(SWIFT) build $(RELEASE) --product defaults
-	$(SWIFT) build $(RELEASE) --product defaultsd-bench
-	$(SWIFT) build $(RELEASE) --product defaultsd-settings
-	$(SWIFT) build $(RELEASE) --product FoundationDefaultsProbe
+bench: deps-bench $(LINKED_ORDER)
+	for product in $(RELEASE_PRODUCTS); do $(SWIFT) build $(RELEASE) --product $$product || exit 1; done
 	cc -O2 -Wall -o .build/release/dconf-probe bench/dconf-probe.c $$(pkg-config --cflags --libs dconf)
-	$(SWIFT) build $(RELEASE) --product defaultsd-client-bench
 	.build/release/defaultsd-bench $(ARGS)
 	.build/release/defaultsd-client-bench
 
 # The functions a ping, set and get call, counted under callgrind, for the release link's layout.
-# SwiftPM does not relink when only the list changes, so the release binaries are removed: the
-# next release build links them with the new list.
-link-order: deps-bench
+link-order: $(LINKED_ORDER)
+	$(call ensure_packages,valgrind binutils)
 	$(SWIFT) build $(RELEASE) --product defaultsd
 	$(SWIFT) build $(RELEASE) --product defaultsd-bench
 	.build/release/defaultsd-bench --write-link-order bench/request-path.order
+
+# SwiftPM does not relink when only the list changes (`make link-order`, or a pull): a list newer
+# than the last release link removes the release binaries, so the next release build links them.
+$(LINKED_ORDER): bench/request-path.order
 	rm -f $(addprefix .build/release/,$(RELEASE_PRODUCTS))
+	mkdir -p .build && touch $@
 
 # Every parser's harness under libFuzzer with the address sanitizer, one after another (fuzz/run).
 FUZZ_SECONDS ?= 600
@@ -142,7 +142,7 @@ fuzz: deps-build
 
 # Binaries, shell completions for defaults, the systemd user and system units (with their ExecStart pointing at BINDIR),
 # and the reference configuration. Nothing under /etc is touched.
-install: deps-build
+install: deps-build $(LINKED_ORDER)
 	$(SWIFT) build $(RELEASE) --product defaultsd
 	$(SWIFT) build $(RELEASE) --product defaults
 	$(SWIFT) build $(RELEASE) --product defaultsd-settings
