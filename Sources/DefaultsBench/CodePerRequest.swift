@@ -48,7 +48,7 @@ struct CodePerRequest {
 
         func stripped(_ path: String, as name: String) throws -> String {
             let copy = folder + "/" + name
-            try CodePerRequest.run(strip, ["--strip-debug", "-o", copy, path])
+            try Server.run(strip, ["--strip-debug", "-o", copy, path])
             return copy
         }
 
@@ -151,11 +151,11 @@ struct CodePerRequest {
             }
         }
         for kind in kinds { try exchange(kind, 0..<warmUp) }
-        try run(control, ["--zero", pid])
+        try Server.run(control, ["--zero", pid], quiet: true)
         var counts: [String: Counts] = [:]
         for (dump, kind) in kinds.enumerated() {
             try exchange(kind, warmUp..<(warmUp + requests))
-            try run(control, ["--dump", pid])
+            try Server.run(control, ["--dump", pid], quiet: true)
             counts[kind.name] = try totals(of: "\(output).\(dump + 1)")
         }
         return counts
@@ -175,19 +175,6 @@ struct CodePerRequest {
             return count / Double(requests)
         }
         return Counts(instructions: try value("Ir"), instructionCacheMisses: try value("I1mr"), dump: path)
-    }
-
-    private static func run(_ tool: String, _ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw LineSocket.Failure(description: "\(tool) \(arguments.joined(separator: " ")) exited \(process.terminationStatus)")
-        }
     }
 }
 

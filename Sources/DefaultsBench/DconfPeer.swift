@@ -47,13 +47,13 @@ final class DconfPeer {
         environment["DBUS_SESSION_BUS_ADDRESS"] = address
         self.environment = environment
 
-        let pids = try DconfPeer.run(probe, ["service-pid"], environment: environment).split(separator: "\n").compactMap { pid_t($0) }
+        let pids = try Server.run(probe, ["service-pid"], environment: environment).split(separator: "\n").compactMap { pid_t($0) }
         guard pids.count == 2, pids[0] > 0 else { throw LineSocket.Failure(description: "dconf-service did not start on the session bus") }
         (servicePID, busPID) = (pids[0], pids[1])
     }
 
     /// Runs `dconf-probe` and returns what it printed.
-    func probe(_ arguments: [String]) throws -> String { try DconfPeer.run(probe, arguments, environment: environment) }
+    func probe(_ arguments: [String]) throws -> String { try Server.run(probe, arguments, environment: environment) }
 
     /// `write_sync` round trips, seconds each.
     func writeRoundTrips(_ count: Int) throws -> [Double] {
@@ -102,20 +102,5 @@ final class DconfPeer {
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC, &time)
         return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
-    }
-
-    static func run(_ binary: String, _ arguments: [String], environment: [String: String]) throws -> String {
-        let process = Process(), output = Pipe()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = arguments
-        process.environment = environment
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw LineSocket.Failure(description: "\(binary) \(arguments.joined(separator: " ")) exited with \(process.terminationStatus)")
-        }
-        return String(decoding: data, as: UTF8.self)
     }
 }

@@ -6,7 +6,7 @@ enum Hyperfine {
 
     static func measure(_ commands: [String], environment: [String: String], runs: Int, directory: String) throws -> [Timing] {
         let export = directory + "/hyperfine.json"
-        _ = try DconfPeer.run(
+        _ = try Server.run(
             Server.which("hyperfine")!,
             ["--shell=none", "--warmup", "20", "--runs", "\(runs)", "--style", "none", "--export-json", export] + commands,
             environment: environment)

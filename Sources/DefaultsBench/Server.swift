@@ -63,6 +63,28 @@ final class Server {
         }
     }
 
+    /// Runs `binary` to its end and returns what it wrote to standard output; throws when it
+    /// exits with another status than 0. `environment` nil: this process's; `quiet`: what it
+    /// writes to standard error is dropped (callgrind_control's progress lines).
+    @discardableResult
+    static func run(
+        _ binary: String, _ arguments: [String], environment: [String: String]? = nil, quiet: Bool = false
+    ) throws -> String {
+        let process = Process(), output = Pipe()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        if let environment { process.environment = environment }
+        process.standardOutput = output
+        if quiet { process.standardError = FileHandle.nullDevice }
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw LineSocket.Failure(description: "\(binary) \(arguments.joined(separator: " ")) exited with \(process.terminationStatus)")
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+
     func stop() {
         guard process.isRunning else { return }
         process.terminate()
