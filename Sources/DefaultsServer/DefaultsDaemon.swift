@@ -122,9 +122,17 @@ public final class DefaultsDaemon: Sendable {
             outside.managed.start()
             return outside.watcher.start()
         }.get()
-        // Settings bundles are read before the socket opens, so the first client sees their layer.
+        // Settings bundles are read before the socket opens, so the first client sees their layer;
+        // but for `settingsBundleStartWait` at most, so that no bundle holds the start.
         let scanInterval = configuration.settingsBundleScanInterval
-        try await loop.flatSubmit { state.value.bundles.start(interval: scanInterval) }.get()
+        let startWait = configuration.settingsBundleStartWait
+        let bundlesRead = try await loop.flatSubmit {
+            state.value.bundles.start(interval: scanInterval).completes(within: startWait)
+        }.get()
+        if !bundlesRead {
+            logger.warning("Settings bundles are still being read; the socket opens now, and their defaults apply once they are read", metadata: [
+                "waitedMilliseconds": "\(startWait.nanoseconds / 1_000_000)"])
+        }
         let bootstrap = ServerBootstrap(group: group)
             .defaultsdChannelOptions()
             .childChannelInitializer { channel in

@@ -63,6 +63,10 @@ public struct DaemonConfiguration: Sendable {
     public var validateSettingsBundles: Bool = true
     /// How often the Settings bundle directories are looked at when they cannot be watched.
     public var settingsBundleScanInterval: TimeAmount = .seconds(2)
+    /// How long the start waits for the first read of the Settings bundles: the socket opens
+    /// then, whatever the bundles hold, so that no bundle can hold the start past the service
+    /// manager's timeout.
+    public var settingsBundleStartWait: TimeAmount = .seconds(5)
     /// The administrator's managed (forced) preferences: `<dir>/<domain>.plist` for every user,
     /// `<dir>/users/<user name>/<domain>.plist` for one.
     public var managedPreferencesDirectory: String = "/etc/defaultsd/managed"

@@ -65,6 +65,10 @@ enum PlistReader {
 }
 
 /// What comes before the root element of an XML property list.
+///
+/// One pass over the text's bytes: each item is read from where the last one ended, and no
+/// search looks past the item it is in, so the work is linear in the text whatever it holds
+/// (`bytesExamined` counts it, and the tests hold it to that).
 struct Prolog {
     enum Item: Equatable {
         case declaration, comment, processingInstruction, doctype
@@ -75,37 +79,75 @@ struct Prolog {
     private(set) var declarationIsFirst = false
     /// Where the root element (or whatever the prolog scan could not read) starts.
     private(set) var rootStart: String.Index
+    /// The bytes the scan looked at: the measure of its work.
+    private(set) var bytesExamined = 0
 
     init(_ text: String) {
-        var index = text.startIndex
+        let bytes = Array(text.utf8)
+        var position = 0
+        var examined = 0
+        var items: [Item] = []
+        var isFirst = false
         scan: while true {
-            index = text[index...].firstIndex(where: { !$0.isWhitespace }) ?? text.endIndex
-            let rest = text[index...]
+            while position < bytes.count, Prolog.isSpace(bytes[position]) {
+                position += 1
+                examined += 1
+            }
             let item: Item
-            let terminator: String
-            if rest.hasPrefix("<!--") {
-                (item, terminator) = (.comment, "-->")
-            } else if rest.hasPrefix("<?") {
-                let isDeclaration = rest.hasPrefix("<?xml") && (rest.dropFirst(5).first?.isWhitespace ?? false)
-                (item, terminator) = (isDeclaration ? .declaration : .processingInstruction, "?>")
-            } else if rest.hasPrefix("<!") {
-                (item, terminator) = (.doctype, ">")
+            let terminator: [UInt8]
+            if Prolog.has(bytes, "<!--", at: position) {
+                (item, terminator) = (.comment, Array("-->".utf8))
+            } else if Prolog.has(bytes, "<?", at: position) {
+                let isDeclaration = Prolog.has(bytes, "<?xml", at: position)
+                    && position + 5 < bytes.count && Prolog.isSpace(bytes[position + 5])
+                (item, terminator) = (isDeclaration ? .declaration : .processingInstruction, Array("?>".utf8))
+            } else if Prolog.has(bytes, "<!", at: position) {
+                (item, terminator) = (.doctype, Array(">".utf8))
             } else {
                 break scan
             }
-            var searchFrom = rest.index(rest.startIndex, offsetBy: 2)
-            if item == .doctype, let bracket = rest.firstIndex(of: "["),
-                bracket < (rest.firstIndex(of: ">") ?? rest.endIndex),
-                let close = rest[bracket...].firstIndex(of: "]")
-            {
-                searchFrom = close  // an internal subset may contain '>'
-            }
-            guard let end = rest[searchFrom...].firstRange(of: terminator)?.upperBound else { break scan }
-            if item == .declaration && index == text.startIndex { declarationIsFirst = true }
+            guard let end = Prolog.scanItem(bytes, from: position + 2, to: terminator, bracketed: item == .doctype, counting: &examined)
+            else { break scan }
+            if item == .declaration && position == 0 { isFirst = true }
             items.append(item)
-            index = end
+            position = end
         }
-        rootStart = index
+        rootStart = text.utf8.index(text.utf8.startIndex, offsetBy: position)
+        self.items = items
+        declarationIsFirst = isFirst
+        bytesExamined = examined
+    }
+
+    /// The end of an item that starts before `start` and ends with `terminator`; nil when the
+    /// text ends first. A DOCTYPE's internal subset (`[...]`) may hold a `>`, so inside brackets
+    /// the terminator does not count.
+    private static func scanItem(
+        _ bytes: [UInt8], from start: Int, to terminator: [UInt8], bracketed: Bool, counting examined: inout Int
+    ) -> Int? {
+        var position = start
+        var inSubset = false
+        while position < bytes.count {
+            examined += 1
+            let byte = bytes[position]
+            if bracketed && byte == UInt8(ascii: "[") {
+                inSubset = true
+            } else if inSubset {
+                if byte == UInt8(ascii: "]") { inSubset = false }
+            } else if byte == terminator[0], bytes[position...].starts(with: terminator) {
+                return position + terminator.count
+            }
+            position += 1
+        }
+        return nil
+    }
+
+    private static func has(_ bytes: [UInt8], _ text: StaticString, at position: Int) -> Bool {
+        text.withUTF8Buffer { bytes[min(position, bytes.count)...].starts(with: $0) }
+    }
+
+    /// XML's white space, which is what may stand between prolog items.
+    private static func isSpace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
     }
 
     /// Nil for the standard prolog (the XML declaration first); else what is wrong with it.
