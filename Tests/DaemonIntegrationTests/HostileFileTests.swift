@@ -12,12 +12,14 @@ import Testing
     static let domain = "com.example.hostile"
     static let memoryCeilingKiB = 256 * 1024
 
-    /// The texts and files of issue cases 1 to 3: a million `(`, `{a=` 300,000 deep, and 2^18
-    /// references to one 2^18-byte data object (0.5 MiB standing for 64 GiB).
+    /// A million `(`, `{a=` 300,000 deep, 2^18 references to one 2^18-byte data object (0.5 MiB
+    /// standing for 64 GiB), and 240 KB of `<!>` prolog items (a bundle page that once held the
+    /// daemon's start for minutes).
     static let hostile: [(name: String, bytes: [UInt8])] = [
         ("a million (", Array(HostilePropertyLists.openArrays(1_000_000).utf8)),
         ("{a= 300,000 deep", Array(HostilePropertyLists.openDictionaries(300_000).utf8)),
         ("shared data", HostilePropertyLists.sharedData(count: 1 << 18)),
+        ("<!> 80,000 times", Array(String(repeating: "<!>", count: 80_000).utf8)),
     ]
 
     /// `ping` on a fresh connection answers within a second.
@@ -52,7 +54,7 @@ import Testing
         #expect(try client.request(#"{"op":"get","domain":"\#(Self.domain)"}"#) == #"{"ok":true,"value":{},"generation":0}"#)
     }
 
-    @Test("a hostile hand edit leaves memory as it was, and the restart after it reads the domain")
+    @Test("a hostile hand edit leaves memory as it was, is kept aside, and the restart after it reads the last good state")
     func handEditIsNotTakenIn() throws {
         for (name, bytes) in Self.hostile {
             let daemon = try DaemonProcess()
@@ -66,14 +68,16 @@ import Testing
             Self.expectAlive(daemon, name)
             #expect(try client.request(#"{"op":"get","domain":"\#(Self.domain)"}"#)
                 == #"{"ok":true,"value":{"rank":"Ensign"},"generation":1}"#, "\(name)")
-            // A restart finds the file as the person left it: it is moved aside, and the domain reads
-            // empty, its generation kept by the ledger.
+            // The hostile file is kept aside, byte for byte, and the last good state put back in its
+            // place: a restart reads it.
+            #expect(try client.request(#"{"op":"synchronize"}"#) == #"{"ok":true}"#)
+            let kept = daemon.storageListing().filter { $0.hasPrefix(Self.domain + ".plist.rejected-") }
+            #expect(kept.count == 1 && FileManager.default.contents(atPath: daemon.storagePath + "/" + kept[0]) == Data(bytes), "\(name)")
             try daemon.restart()
             let again = try daemon.connect()
             let reread = try again.request(#"{"op":"get","domain":"\#(Self.domain)"}"#)
-            #expect(reread == #"{"ok":true,"value":{},"generation":1}"#, "\(name)")
+            #expect(reread == #"{"ok":true,"value":{"rank":"Ensign"},"generation":1}"#, "\(name)")
             Self.expectAlive(daemon, "\(name), restarted")
-            #expect(daemon.storageListing().contains { $0.hasPrefix(Self.domain + ".plist.corrupt-") }, "\(name)")
         }
     }
 

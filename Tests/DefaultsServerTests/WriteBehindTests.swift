@@ -18,12 +18,22 @@ import Testing
         var completesAtOnce = true
         var failuresLeft = 0
         var deferralsLeft = 0
+        /// Defer every write of `com.a` unless the snapshot keeps unseen versions aside: a file
+        /// that never settles.
+        var defersUntilKeptAside = false
+        private(set) var keptAside: [Set<DomainName>] = []
 
         init(loop: EmbeddedEventLoop) { self.loop = loop }
 
         func write(_ snapshot: WriteBehind.Snapshot) -> EventLoopFuture<FlushOutcome> {
             writes.append((loop.now, snapshot.domains.map(\.0).sorted()))
+            keptAside.append(snapshot.keepUnseenAside)
             let promise = loop.makePromise(of: FlushOutcome.self)
+            if defersUntilKeptAside {
+                let domain = try! DomainName("com.a")
+                promise.succeed(FlushOutcome(deferred: snapshot.keepUnseenAside.contains(domain) ? [] : [domain]))
+                return promise.futureResult
+            }
             pending.append(promise)
             if completesAtOnce { completeAll() }
             return promise.futureResult
@@ -243,5 +253,56 @@ import Testing
         loop.advanceTime(by: .milliseconds(1))
         #expect(elapsed(writer, since: start) == [0, 50])
         #expect(answered && writeBehind.fileWrites == 1 && writeBehind.dirtyCount == 0)
+    }
+
+    /// A file that never settles holds a write no longer than `longestDeferral`: then the unseen
+    /// version is kept aside, the domain written, and `synchronize` answered.
+    @Test func aDeferralEndsAtTheLongestDeferral() {
+        let (loop, writer, writeBehind, _) = make()
+        writer.defersUntilKeptAside = true
+        let start = loop.now
+        writeBehind.markDirty(a)
+        var answered = false
+        writeBehind.synchronize().assumeIsolated().whenSuccess { answered = true }
+        loop.advanceTime(by: WriteBehind.longestDeferral - .milliseconds(1))
+        #expect(!answered)
+        #expect(writer.keptAside.allSatisfy { $0.isEmpty }, "nothing is kept aside before the bound")
+        loop.advanceTime(by: .milliseconds(60))
+        #expect(answered)
+        #expect(writer.keptAside.last == [a])
+        #expect(writer.keptAside.filter { !$0.isEmpty }.count == 1)
+        let last = (writer.writes.last!.at - start)
+        #expect(last >= WriteBehind.longestDeferral && last < WriteBehind.longestDeferral + .milliseconds(60))
+        #expect(writeBehind.fileWrites == 1 && writeBehind.dirtyCount == 0)
+    }
+
+    /// `completes(within:)`, the bounded wait of the daemon's start for its Settings bundles.
+    @Test func aBoundedWaitAnswersAtItsLimitOrWithTheFuture() {
+        let loop = EmbeddedEventLoop()
+        let slow = loop.makePromise(of: Void.self)
+        var slowAnswer: Bool?
+        slow.futureResult.completes(within: .seconds(5)).assumeIsolated().whenSuccess { slowAnswer = $0 }
+        loop.advanceTime(by: .milliseconds(4999))
+        #expect(slowAnswer == nil)
+        loop.advanceTime(by: .milliseconds(1))
+        #expect(slowAnswer == false)
+        slow.succeed()
+        #expect(slowAnswer == false, "a late completion changes nothing")
+
+        let quick = loop.makePromise(of: Void.self)
+        var quickAnswer: Bool?
+        quick.futureResult.completes(within: .seconds(5)).assumeIsolated().whenSuccess { quickAnswer = $0 }
+        quick.succeed()
+        loop.run()
+        #expect(quickAnswer == true)
+        loop.advanceTime(by: .seconds(10))
+        #expect(quickAnswer == true)
+
+        let failing = loop.makePromise(of: Void.self)
+        var failed = false
+        failing.futureResult.completes(within: .seconds(5)).assumeIsolated().whenFailure { _ in failed = true }
+        failing.fail(DefaultsError(.ioError, "unreadable"))
+        loop.run()
+        #expect(failed)
     }
 }

@@ -26,9 +26,11 @@ extension DomainFiles {
 
     /// Prepares a domain's write: its new file's contents written to a temporary file and
     /// fsynced, or its removal when the domain is empty. A file the daemon refused to take in is
-    /// first kept as `<file>.rejected-<time>`. Nil when the write must wait for an edit on disk
-    /// to be read.
-    func stage(_ domain: DomainName, values: [String: PlistValue], now: Date = Date()) throws(DefaultsError) -> StagedChange? {
+    /// first kept as `<file>.rejected-<time>`, and so is any version it has not seen when
+    /// `keepingUnseenAside`. Nil when the write must wait for an edit on disk to be read.
+    func stage(
+        _ domain: DomainName, values: [String: PlistValue], keepingUnseenAside: Bool = false, now: Date = Date()
+    ) throws(DefaultsError) -> StagedChange? {
         guard let link = path(of: domain) else {
             // The store refuses by-host writes on a machine without an id; an empty domain has no file.
             if values.isEmpty { return StagedChange(path: "", action: .none) }
@@ -39,7 +41,7 @@ extension DomainFiles {
         let target = DomainFiles.linkTarget(of: link)
         let path = target ?? link
         if versions.isWatched, let current = FileVersion(atPath: path), !versions.isKnown(current, of: domain) {
-            guard versions.takeRejected(current, of: domain) else { return nil }
+            guard versions.takeRejected(current, of: domain) || keepingUnseenAside else { return nil }
             try keepRejected(path, now: now)
         }
         // An empty domain has no file, unless its file is a link: the link's target then holds

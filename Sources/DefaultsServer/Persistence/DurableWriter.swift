@@ -67,7 +67,8 @@ extension DomainFiles {
         let results = NIOLockedValueBox([Result<StagedChange?, DefaultsError>?](repeating: nil, count: snapshot.domains.count))
         DispatchQueue.concurrentPerform(iterations: snapshot.domains.count) { index in
             let (domain, values) = snapshot.domains[index]
-            let result = Result { () throws(DefaultsError) in try stage(domain, values: values) }
+            let keepAside = snapshot.keepUnseenAside.contains(domain)
+            let result = Result { () throws(DefaultsError) in try stage(domain, values: values, keepingUnseenAside: keepAside) }
             results.withLockedValue { $0[index] = result }
         }
         var staged: [(domain: DomainName, change: StagedChange)] = []

@@ -26,6 +26,9 @@ final class WriteBehind {
         var generations: [DomainName: Int64]
         /// Write `generations` themselves as the ledger, not ceilings above them (a clean stop).
         var exactGenerations = false
+        /// Domains whose write waited ``WriteBehind/longestDeferral`` for an edit on disk to be
+        /// read: a file the daemon has not seen is kept aside as `.rejected-<time>`, not waited for.
+        var keepUnseenAside: Set<DomainName> = []
     }
 
     private let eventLoop: EventLoop
@@ -46,6 +49,13 @@ final class WriteBehind {
     private var gathering = false
     private(set) var retryDelay = WriteBehind.firstRetryDelay
     private var waiters: [(sequence: UInt64, promise: EventLoopPromise<Void>)] = []
+    /// When each domain's write was first deferred for an edit on disk not yet read.
+    private var deferredSince: [DomainName: NIODeadline] = [:]
+
+    /// The longest a domain's write waits for an edit on disk to be read. The file watcher judges
+    /// every file within ``DomainFileWatcher/standardTornDelay``; past this bound the file is kept
+    /// aside unread, so that no `synchronize`, and no stop, waits for a file nobody finishes.
+    static let longestDeferral = TimeAmount.seconds(3)
 
     /// How long a flush that follows another waits for more callers to join it.
     static let groupCommitWindow = TimeAmount.microseconds(200)
@@ -166,7 +176,14 @@ final class WriteBehind {
         timer = nil
         flushInFlight = true
         let sequence = writeSequence
-        let snapshot = source.snapshot(of: dirty)
+        var snapshot = source.snapshot(of: dirty)
+        let now = eventLoop.now
+        snapshot.keepUnseenAside = Set(deferredSince.lazy.filter { now - $0.value >= WriteBehind.longestDeferral }.map(\.key))
+            .intersection(dirty)
+        if !snapshot.keepUnseenAside.isEmpty {
+            logger.warning("a domain file edited outside the daemon could not be read in time; it is kept as <file>.rejected-<time> and the domain written", metadata: [
+                "domains": "\(snapshot.keepUnseenAside.sorted().map(\.rawValue).joined(separator: ", "))"])
+        }
         dirty.removeAll()
         firstDirtyAt = nil
         flushCount += 1
@@ -182,6 +199,8 @@ final class WriteBehind {
                 }
             }
             dirty.formUnion(outcome.deferred)
+            for domain in outcome.deferred where deferredSince[domain] == nil { deferredSince[domain] = eventLoop.now }
+            for (domain, _) in snapshot.domains where !outcome.deferred.contains(domain) { deferredSince[domain] = nil }
             var retrying = false
             for (domain, error) in failures {
                 let attempts = failedAttempts[domain, default: 0] + 1

@@ -212,6 +212,13 @@ final class DefaultsStore {
         return try apply(Changeset.difference(from: current.values, to: values, domain: domain), origin: origin)
     }
 
+    /// Writes a loaded domain's values to its file again, unchanged: over a file that could not
+    /// be taken in, which the write keeps aside first.
+    func writeBack(_ domain: DomainName) {
+        guard table.index(of: domain) != nil else { return }
+        writeBehind.markDirty(domain)
+    }
+
     /// Succeeds once every write accepted before the call is durable on disk.
     func synchronize() -> EventLoopFuture<Void> { writeBehind.synchronize() }
 

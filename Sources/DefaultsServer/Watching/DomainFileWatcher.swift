@@ -14,6 +14,14 @@ import NIOCore
 /// store refuses (too large, against its Settings bundle), leaves memory as it was and is kept
 /// aside as `<file>.rejected-<time>` before the daemon next writes the domain.
 ///
+/// A file that cannot be taken in as it stands (empty, cut short, or unreadable: a FIFO, a
+/// directory, too large, not permitted) may be a write still under way, or the end of one a crash
+/// cut short. It is judged only once it has stayed that version for `tornDelay` (1 s): a writer
+/// that finishes meanwhile is read as usual. After that it is torn: it is kept as
+/// `<file>.rejected-<time>` and the values in memory, the last good state, are written back at
+/// once. Every version the daemon does not know is so judged within a bounded time, which is
+/// what bounds how long a write of the domain waits for it (``WriteBehind``).
+///
 /// Only loaded domains are compared: a domain no client has asked for is read from its file
 /// when one does, with the edit in it.
 final class DomainFileWatcher {
@@ -23,12 +31,24 @@ final class DomainFileWatcher {
     private let logger: Logger
     private let settle: SettleTimer
     private var pending: Set<DomainName> = []
+    /// How long a file that cannot be taken in stays as it is before it is judged torn.
+    let tornDelay: TimeAmount
+    /// The version of each domain's file that could not be taken in, and when it was first seen.
+    private var suspects: [DomainName: (version: FileVersion, since: NIODeadline)] = [:]
 
-    init(store: DefaultsStore, files: DomainFiles, watcher: DirectoryWatcher, settleDelay: TimeAmount = .milliseconds(5), logger: Logger) {
+    /// The default of `tornDelay`: far longer than any writer takes between its write and its
+    /// close, and short enough that a program starting after a crash finds the last good file.
+    static let standardTornDelay = TimeAmount.seconds(1)
+
+    init(
+        store: DefaultsStore, files: DomainFiles, watcher: DirectoryWatcher, settleDelay: TimeAmount = .milliseconds(5),
+        tornDelay: TimeAmount = DomainFileWatcher.standardTornDelay, logger: Logger
+    ) {
         self.store = store
         self.files = files
         self.watcher = watcher
         self.logger = logger
+        self.tornDelay = tornDelay
         self.settle = SettleTimer(eventLoop: store.eventLoop, delay: settleDelay)
     }
 
@@ -79,7 +99,12 @@ final class DomainFileWatcher {
     /// Reads the domain's file and applies what changed, unless memory already holds it.
     func take(_ domain: DomainName) {
         guard let memory = store.loadedValues(of: domain), let path = files.path(of: domain) else { return }
-        switch files.read(domain) {
+        let contents = files.read(domain)
+        if case .parsed = contents {} else if case .missing = contents {} else {
+            return suspect(contents, of: domain, path: path)
+        }
+        suspects[domain] = nil
+        switch contents {
         case .missing:
             // The daemon removes a domain's file itself when the domain becomes empty.
             guard !files.versions.removalIsKnown(of: domain) else { return }
@@ -88,15 +113,47 @@ final class DomainFileWatcher {
         case .parsed(let values, let version):
             guard !files.versions.isKnown(version, of: domain) else { return }
             apply(Changeset.difference(from: memory, to: values, domain: domain), path: path, version: version)
-        case .unparseable(let reason, let version):
-            guard !files.versions.isKnown(version, of: domain) else { return }
-            reject(version, of: domain, path: path, reason: reason)
-        case .beingWritten:
-            logger.debug("domain file is empty, a write in place under way; read again when it ends", metadata: ["file": "\(path)"])
-        case .unreadable(let error):
-            logger.warning("domain file edited outside the daemon could not be read", metadata: [
-                "file": "\(path)", "error": "\(error.message)"])
+        default:
+            return
         }
+    }
+
+    /// A file that cannot be taken in as it stands: judged torn once it has stayed the same
+    /// version for `tornDelay`, and looked at again then.
+    private func suspect(_ contents: DomainFiles.FileContents, of domain: DomainName, path: String) {
+        let version: FileVersion
+        let reason: String
+        switch contents {
+        case .beingWritten(let empty):
+            (version, reason) = (empty, "the file is empty")
+        case .unparseable(let problem, let unparseable):
+            (version, reason) = (unparseable, problem)
+        case .unreadable(let error):
+            // Nothing at the path to keep aside (a link that loops, say): the next write replaces it.
+            guard let status = FileVersion(atPath: path) else { return }
+            (version, reason) = (status, error.message)
+        case .missing, .parsed:
+            return
+        }
+        guard !files.versions.isKnown(version, of: domain) else { return }
+        let now = store.eventLoop.now
+        if let earlier = suspects[domain], earlier.version == version {
+            guard now - earlier.since >= tornDelay else { return }  // its look is already scheduled
+            suspects[domain] = nil
+            return judgeTorn(version, of: domain, path: path, reason: reason)
+        }
+        suspects[domain] = (version, now)
+        logger.debug("domain file cannot be taken in as it stands, perhaps a write in place under way; judged when it has not changed for a while", metadata: [
+            "file": "\(path)", "reason": "\(reason)", "waitMilliseconds": "\(tornDelay.nanoseconds / 1_000_000)"])
+        store.eventLoop.assumeIsolated().scheduleTask(in: tornDelay) { [self] in take(domain) }
+    }
+
+    /// A file that stayed unreadable is torn: kept aside, and the last good state written back.
+    private func judgeTorn(_ version: FileVersion, of domain: DomainName, path: String, reason: String) {
+        files.versions.reject(version, of: domain)
+        logger.warning("domain file edited outside the daemon was not taken in: it stayed empty, cut short or unreadable; it is kept as <file>.rejected-<time> and the values in memory are written back", metadata: [
+            "file": "\(path)", "error": "\(reason)"])
+        store.writeBack(domain)
     }
 
     private func apply(_ changeset: Changeset, path: String, version: FileVersion?) {
