@@ -6,6 +6,7 @@
 #   make bench   release build, then the benchmark (docs/PERFORMANCE.md)
 #   make fuzz    every parser's fuzz harness under libFuzzer, FUZZ_SECONDS each (docs/RELIABILITY.md)
 #   make link-order  writes bench/request-path.order again: the functions a request calls, which release builds lay out together
+#   make gsettings-backend  the C library and the GIO settings backend in .build/ (docs/GSETTINGS.md)
 #   make install PREFIX=/usr/local DESTDIR=
 
 SWIFT     ?= swift
@@ -15,6 +16,9 @@ ARGS      ?=
 SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # Debian packages the build and the tests use. The build needs nothing beyond the Swift toolchain.
+#  The C library and the GIO module (c/) need a C compiler, GLib, GIO and json-glib; their tests
+#  run GLib's own gsettings and glib-compile-schemas, and read the desktop's schemas.
+C_PACKAGES := gcc pkg-config libglib2.0-dev libjson-glib-dev libglib2.0-bin gsettings-desktop-schemas
 #  systemd: systemd-analyze and systemd-socket-activate, used by the tests.
 #  libseccomp2: defaultsd-unit-sandbox applies the user unit's seccomp sandbox with it, where no systemd manager runs.
 #  socat: the protocol examples in docs/PROTOCOL.md are run by the tests.
@@ -24,7 +28,7 @@ BUILD_PACKAGES :=
 #  etcd-server, etcd-client: the roaming tests run a 3-member etcd cluster on loopback (etcdctl inspects it);
 #  openssl makes the certificates of the roaming test over TLS.
 #  iproute2: the partition tests put members and daemons in network namespaces (`ip netns`, as root).
-TEST_PACKAGES  := $(BUILD_PACKAGES) systemd libseccomp2 socat util-linux chromium chromium-driver etcd-server etcd-client openssl iproute2
+TEST_PACKAGES  := $(BUILD_PACKAGES) $(C_PACKAGES) systemd libseccomp2 socat util-linux chromium chromium-driver etcd-server etcd-client openssl iproute2
 #  dconf-service, dconf-cli, libdconf-dev, dbus, pkg-config: dconf, the Linux peer, measured in the same run
 #  (bench/dconf-probe.c is built against libdconf); hyperfine times the command-line tools;
 #  valgrind (callgrind) and binutils (strip) count instructions and instruction-cache misses per request.
@@ -47,10 +51,16 @@ LINKED_ORDER := .build/request-path.order.linked
 export DEFAULTSD_STATIC_EXECUTABLES := 1
 
 BINDIR     = $(PREFIX)/bin
+LIBDIR     = $(PREFIX)/lib
+INCLUDEDIR = $(PREFIX)/include
+# GIO loads modules from its own folder only (and GIO_EXTRA_MODULES): the module goes there
+# whatever PREFIX says, as dconf's does.
+GIO_MODULE_DIR = $$(pkg-config --variable=giomoduledir gio-2.0)
 UNITDIR    = $(PREFIX)/lib/systemd
 DATADIR    = $(PREFIX)/share/defaultsd
 
-.PHONY: all build run test example settings bench link-order fuzz install clean deps-build deps-test deps-bench
+.PHONY: all build run test example settings bench link-order fuzz install clean deps-build deps-test deps-bench \
+	deps-c gsettings-backend c-test install-c
 
 all: build
 
@@ -71,6 +81,9 @@ deps-test:
 deps-bench:
 	$(call ensure_packages,$(BENCH_PACKAGES))
 
+deps-c:
+	$(call ensure_packages,$(C_PACKAGES))
+
 build: deps-build
 	$(SWIFT) build
 
@@ -89,6 +102,7 @@ FUZZ_TEST_SECONDS ?= $(if $(filter true,$(CI)),30,10)
 test: deps-test
 	$(SWIFT) build --build-tests
 	fuzz/run $(FUZZ_TEST_SECONDS)
+	$(MAKE) c-test
 	@[ -d "$(SHARED_CORPUS)/settings-bundles" ] && [ -d "$(SHARED_CORPUS)/json-test-suite" ] || \
 		echo "Note: no shared corpus at $(SHARED_CORPUS); the tests built on it are skipped, every other test runs."
 	$(SWIFT) test --disable-xctest
@@ -162,6 +176,74 @@ install: deps-build $(LINKED_ORDER)
 	sed 's|@bindir@|$(BINDIR)|g' systemd/user/defaultsd-settings.service > $(DESTDIR)$(UNITDIR)/user/defaultsd-settings.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/user/defaultsd-settings.service
 	install -m 0644 Config/defaultsd.json $(DESTDIR)$(DATADIR)/defaultsd.json
+	$(MAKE) install-c
+
+# The C library (with its header and pkg-config file) and the GIO module; GIO's module cache is
+# made anew, so that GSETTINGS_BACKEND=defaultsd finds the module.
+install-c: gsettings-backend
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(GIO_MODULE_DIR)
+	install -m 0755 $(C_BUILD)/libdefaultsd.so.$(LIBDEFAULTSD_VERSION) $(DESTDIR)$(LIBDIR)/
+	ln -sf libdefaultsd.so.$(LIBDEFAULTSD_VERSION) $(DESTDIR)$(LIBDIR)/libdefaultsd.so
+	install -m 0644 c/include/defaultsd.h $(DESTDIR)$(INCLUDEDIR)/defaultsd.h
+	sed -e 's|@prefix@|$(PREFIX)|' -e 's|@version@|$(EXAMPLE_VERSION)|' c/lib/defaultsd.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/defaultsd.pc
+	install -m 0755 $(GIO_MODULES)/libdefaultsdsettings.so $(DESTDIR)$(GIO_MODULE_DIR)/
+	if [ -z "$(DESTDIR)" ] && [ "$(GIO_MODULE_DIR)" = "$$(pkg-config --variable=giomoduledir gio-2.0)" ]; then \
+		gio-querymodules $(GIO_MODULE_DIR) && ldconfig; fi
+
+# The C library (libdefaultsd) and the GIO module that makes defaultsd a GSettings backend.
+# The module links the library in, so that it loads from any folder (GIO_EXTRA_MODULES) alone.
+C_BUILD     := .build/c
+GIO_MODULES := .build/gio-modules
+C_CFLAGS    ?= -O2 -g
+C_FLAGS      = -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Werror=implicit-function-declaration -fPIC $(C_CFLAGS) \
+	-Ic/include $$(pkg-config --cflags gio-2.0 json-glib-1.0)
+C_LIBS       = $$(pkg-config --libs gio-2.0 json-glib-1.0)
+LIB_SOURCES  := c/lib/client.c c/lib/trust.c
+LIB_OBJECTS  := $(patsubst c/lib/%.c,$(C_BUILD)/%.o,$(LIB_SOURCES))
+MODULE_SOURCES := c/gio/backend.c c/gio/mapping.c
+LIBDEFAULTSD_VERSION := 0
+
+$(C_BUILD)/%.o: c/lib/%.c c/include/defaultsd.h | deps-c
+	@mkdir -p $(C_BUILD)
+	cc $(C_FLAGS) -c -o $@ $<
+
+$(C_BUILD)/libdefaultsd.a: $(LIB_OBJECTS)
+	rm -f $@ && ar rcs $@ $^
+
+$(C_BUILD)/libdefaultsd.so.$(LIBDEFAULTSD_VERSION): $(LIB_OBJECTS)
+	cc -shared -Wl,-soname,libdefaultsd.so.$(LIBDEFAULTSD_VERSION) -o $@ $^ $(C_LIBS)
+	ln -sf libdefaultsd.so.$(LIBDEFAULTSD_VERSION) $(C_BUILD)/libdefaultsd.so
+
+$(GIO_MODULES)/libdefaultsdsettings.so: $(MODULE_SOURCES) c/gio/mapping.h $(C_BUILD)/libdefaultsd.a
+	@mkdir -p $(GIO_MODULES)
+	cc $(C_FLAGS) -shared -Wl,--no-undefined -o $@ $(MODULE_SOURCES) $(C_BUILD)/libdefaultsd.a $(C_LIBS)
+
+gsettings-backend: deps-c $(C_BUILD)/libdefaultsd.so.$(LIBDEFAULTSD_VERSION) $(GIO_MODULES)/libdefaultsdsettings.so
+	@echo "GIO_EXTRA_MODULES=$(CURDIR)/$(GIO_MODULES) GSETTINGS_BACKEND=defaultsd gsettings ... uses the running daemon"
+
+# The C tests: the value and path mapping alone, then the library and the module against the
+# real daemon (.build/debug/defaultsd, which `make test` has built).
+C_TESTS := test-mapping test-client test-gsettings
+$(C_BUILD)/test-mapping: c/tests/test-mapping.c c/gio/mapping.c c/gio/mapping.h
+	@mkdir -p $(C_BUILD)
+	cc $(C_FLAGS) -Ic/gio -o $@ c/tests/test-mapping.c c/gio/mapping.c $(C_LIBS)
+$(C_BUILD)/test-client: c/tests/test-client.c c/tests/daemon.c c/tests/daemon.h $(C_BUILD)/libdefaultsd.a
+	cc $(C_FLAGS) -o $@ c/tests/test-client.c c/tests/daemon.c $(C_BUILD)/libdefaultsd.a $(C_LIBS)
+$(C_BUILD)/test-gsettings: c/tests/test-gsettings.c c/tests/daemon.c c/tests/daemon.h $(C_BUILD)/libdefaultsd.a
+	cc $(C_FLAGS) -o $@ c/tests/test-gsettings.c c/tests/daemon.c $(C_BUILD)/libdefaultsd.a $(C_LIBS)
+
+# Installed into a staging folder first, a program builds against the library through pkg-config alone.
+c-test: gsettings-backend $(addprefix $(C_BUILD)/,$(C_TESTS))
+	[ -x .build/debug/defaultsd ] || $(SWIFT) build --product defaultsd
+	rm -rf $(C_BUILD)/stage && $(MAKE) --no-print-directory install-c PREFIX=$(CURDIR)/$(C_BUILD)/stage \
+		GIO_MODULE_DIR=$(CURDIR)/$(C_BUILD)/stage/gio-modules
+	PKG_CONFIG_PATH=$(CURDIR)/$(C_BUILD)/stage/lib/pkgconfig sh -c \
+		'cc -o $(C_BUILD)/installed-client c/tests/installed-client.c $$(pkg-config --cflags --libs defaultsd)'
+	LD_LIBRARY_PATH=$(CURDIR)/$(C_BUILD)/stage/lib DEFAULTSD_SOCKET=$(CURDIR)/$(C_BUILD)/no-daemon/socket $(C_BUILD)/installed-client
+	for test in $(C_TESTS); do \
+		DEFAULTSD_BINARY=$(CURDIR)/.build/debug/defaultsd GIO_MODULES_DIR=$(CURDIR)/$(GIO_MODULES) \
+		SCHEMA_SOURCE=$(CURDIR)/c/tests/org.defaultsd.test.gschema.xml $(C_BUILD)/$$test || exit 1; \
+	done
 
 clean:
 	rm -rf .build

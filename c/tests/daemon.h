@@ -1,0 +1,35 @@
+/* The real defaultsd, started by a C test on a private socket and folder. */
+#ifndef DEFAULTSD_TEST_DAEMON_H
+#define DEFAULTSD_TEST_DAEMON_H
+
+#include <glib.h>
+
+typedef struct {
+  GPid pid;
+  char *directory;     /* the test's folder: socket, storage, managed, home */
+  char *socket_path;
+  char *storage;       /* the storage directory: <domain>.plist files */
+  char *managed;       /* the managed preferences directory (empty unless the test fills it) */
+  GMutex lock;
+  GCond grew;
+  GString *log;        /* everything the daemon wrote to standard error */
+  GThread *drainer;
+  int stderr_fd;
+} TestDaemon;
+
+/* Starts $DEFAULTSD_BINARY in a new folder, or again in `directory`; returns once it listens. */
+TestDaemon *test_daemon_start (const char *directory);
+/* SIGTERM, and waits for its end; the folder stays. */
+void        test_daemon_stop (TestDaemon *daemon);
+/* Stops the daemon and starts it again in the same folder. */
+void        test_daemon_restart (TestDaemon *daemon);
+/* Stops the daemon if it runs, removes its folder and frees it. */
+void        test_daemon_free (TestDaemon *daemon);
+/* Waits until the log holds `text`; FALSE after `timeout_ms`. */
+gboolean    test_daemon_wait_for_log (TestDaemon *daemon, const char *text, guint timeout_ms);
+/* One request on a connection of its own; the answer line, without its newline. */
+char       *test_daemon_request (TestDaemon *daemon, const char *line);
+/* The environment a client of this daemon runs with. */
+char      **test_daemon_environment (TestDaemon *daemon);
+
+#endif

@@ -1,0 +1,374 @@
+/* libdefaultsd against the real daemon: the cache, events, every dispatch mode, errors, a
+ * missing daemon, and reconnection after a restart. */
+#include "daemon.h"
+#include "defaultsd.h"
+
+#include <glib/gstdio.h>
+#include <poll.h>
+#include <stdio.h>
+#include <signal.h>
+#include <string.h>
+
+#define DOMAIN "com.example.c"
+
+typedef struct {
+  GMutex lock;
+  GCond told;
+  GPtrArray *changes;   /* "domain key origin" */
+  guint connects, disconnects;
+} Recorder;
+
+static void
+record_change (DefaultsClient *client, const char *domain, const char *const *keys, DefaultsOrigin origin, gpointer data)
+{
+  Recorder *recorder = data;
+  g_mutex_lock (&recorder->lock);
+  for (const char *const *key = keys; *key != NULL; key++)
+    g_ptr_array_add (recorder->changes, g_strdup_printf ("%s %s %d", domain, *key, origin));
+  g_cond_broadcast (&recorder->told);
+  g_mutex_unlock (&recorder->lock);
+}
+
+static void
+record_connection (DefaultsClient *client, gboolean connected, gpointer data)
+{
+  Recorder *recorder = data;
+  g_mutex_lock (&recorder->lock);
+  if (connected)
+    recorder->connects++;
+  else
+    recorder->disconnects++;
+  g_cond_broadcast (&recorder->told);
+  g_mutex_unlock (&recorder->lock);
+}
+
+static Recorder *
+recorder_new (void)
+{
+  Recorder *recorder = g_new0 (Recorder, 1);
+  g_mutex_init (&recorder->lock);
+  g_cond_init (&recorder->told);
+  recorder->changes = g_ptr_array_new_with_free_func (g_free);
+  return recorder;
+}
+
+static void
+recorder_free (Recorder *recorder)
+{
+  g_ptr_array_unref (recorder->changes);
+  g_mutex_clear (&recorder->lock);
+  g_cond_clear (&recorder->told);
+  g_free (recorder);
+}
+
+/* Waits until `entry` was recorded (told on the reader thread); FALSE after 10 s. */
+static gboolean
+wait_for_change (Recorder *recorder, const char *entry)
+{
+  gint64 deadline = g_get_monotonic_time () + 10 * G_TIME_SPAN_SECOND;
+  g_mutex_lock (&recorder->lock);
+  gboolean found;
+  while (!(found = g_ptr_array_find_with_equal_func (recorder->changes, entry, g_str_equal, NULL)))
+    if (!g_cond_wait_until (&recorder->told, &recorder->lock, deadline))
+      break;
+  g_mutex_unlock (&recorder->lock);
+  return found;
+}
+
+static gboolean
+wait_for_connects (Recorder *recorder, guint connects, guint disconnects)
+{
+  gint64 deadline = g_get_monotonic_time () + 10 * G_TIME_SPAN_SECOND;
+  g_mutex_lock (&recorder->lock);
+  gboolean reached;
+  while (!(reached = recorder->connects >= connects && recorder->disconnects >= disconnects))
+    if (!g_cond_wait_until (&recorder->told, &recorder->lock, deadline))
+      break;
+  g_mutex_unlock (&recorder->lock);
+  return reached;
+}
+
+static char *
+json_text (JsonNode *node)
+{
+  if (node == NULL)
+    return g_strdup ("(none)");
+  g_autoptr (JsonGenerator) generator = json_generator_new ();
+  json_generator_set_root (generator, node);
+  return json_generator_to_data (generator, NULL);
+}
+
+static void
+assert_value (DefaultsClient *client, const char *key, const char *expected)
+{
+  g_autoptr (JsonNode) node = defaults_client_get (client, DOMAIN, key);
+  g_autofree char *text = json_text (node);
+  g_assert_cmpstr (text, ==, expected);
+}
+
+static void
+test_reads_come_from_the_cache (void)
+{
+  TestDaemon *daemon = test_daemon_start (NULL);
+  g_free (test_daemon_request (daemon, "{\"op\":\"apply\",\"domain\":\"" DOMAIN "\",\"set\":{\"a\":1,\"b\":2.5,\"c\":\"x\"}}"));
+  DefaultsClient *client = defaults_client_new (daemon->socket_path, DEFAULTS_DISPATCH_THREAD, NULL);
+  assert_value (client, "a", "1");
+  /* Loaded: with the daemon stopped in its tracks, every read still answers, at once. */
+  kill (daemon->pid, SIGSTOP);
+  gint64 started = g_get_monotonic_time ();
+  for (int i = 0; i < 1000; i++)
+    {
+      assert_value (client, "b", "2.5");
+      assert_value (client, "c", "\"x\"");
+      assert_value (client, "missing", "(none)");
+    }
+  g_assert_cmpint (g_get_monotonic_time () - started, <, G_TIME_SPAN_SECOND / 2);
+  g_auto (GStrv) keys = defaults_client_list_keys (client, DOMAIN);
+  g_autofree char *joined = g_strjoinv (",", keys);
+  g_assert_cmpstr (joined, ==, "a,b,c");
+  kill (daemon->pid, SIGCONT);
+  defaults_client_free (client);
+  test_daemon_free (daemon);
+}
+
+static void
+test_writes_and_events (void)
+{
+  TestDaemon *daemon = test_daemon_start (NULL);
+  Recorder *recorder = recorder_new ();
+  DefaultsClient *client = defaults_client_new (daemon->socket_path, DEFAULTS_DISPATCH_THREAD, NULL);
+  defaults_client_set_change_func (client, record_change, recorder);
+  g_assert_true (defaults_client_watch (client, DOMAIN));
+
+  /* Its own write: read back at once, told before the call returns, on disk after synchronize. */
+  g_autoptr (JsonNode) seven = json_node_init_int (json_node_alloc (), 7);
+  g_autoptr (GError) error = NULL;
+  g_assert_true (defaults_client_set (client, DOMAIN, "warp", seven, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_ptr_array_find_with_equal_func (recorder->changes, DOMAIN " warp 0", g_str_equal, NULL));
+  assert_value (client, "warp", "7");
+  g_assert_true (defaults_client_synchronize (client, &error));
+  g_autofree char *stored = test_daemon_request (daemon, "{\"op\":\"get\",\"domain\":\"" DOMAIN "\",\"key\":\"warp\"}");
+  g_assert_cmpstr (stored, ==, "{\"ok\":true,\"value\":7,\"generation\":1}");
+
+  /* Another process's write: told with its origin, and read from the cache afterwards. */
+  g_free (test_daemon_request (daemon, "{\"op\":\"set\",\"domain\":\"" DOMAIN "\",\"key\":\"rank\",\"value\":\"Ensign\"}"));
+  g_assert_true (wait_for_change (recorder, DOMAIN " rank 1"));
+  assert_value (client, "rank", "\"Ensign\"");
+  /* A hand edit of the domain's file. */
+  g_autofree char *path = g_build_filename (daemon->storage, DOMAIN ".plist", NULL);
+  g_autofree char *temporary = g_strconcat (path, ".new", NULL);
+  g_assert_true (g_file_set_contents (temporary,
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?><plist version=\"1.0\"><dict><key>rank</key><string>Captain</string>"
+      "<key>warp</key><integer>7</integer></dict></plist>", -1, NULL));
+  g_assert_cmpint (rename (temporary, path), ==, 0);
+  g_assert_true (wait_for_change (recorder, DOMAIN " rank 2"));
+  assert_value (client, "rank", "\"Captain\"");
+
+  /* Removal, and one atomic change of several keys. */
+  g_assert_true (defaults_client_remove (client, DOMAIN, "rank", &error));
+  assert_value (client, "rank", "(none)");
+  g_autoptr (JsonObject) set = json_object_new ();
+  json_object_set_boolean_member (set, "shields", TRUE);
+  json_object_set_double_member (set, "warp", 9.5);
+  g_assert_true (defaults_client_apply (client, DOMAIN, set, NULL, &error));
+  g_autofree char *both = test_daemon_request (daemon, "{\"op\":\"get\",\"domain\":\"" DOMAIN "\"}");
+  g_assert_cmpstr (both, ==, "{\"ok\":true,\"value\":{\"shields\":true,\"warp\":9.5},\"generation\":5}");
+
+  defaults_client_free (client);
+  recorder_free (recorder);
+  test_daemon_free (daemon);
+}
+
+static void
+test_refusals_name_the_daemons_codes (void)
+{
+  TestDaemon *daemon = test_daemon_start (NULL);
+  DefaultsClient *client = defaults_client_new (daemon->socket_path, DEFAULTS_DISPATCH_THREAD, NULL);
+  Recorder *recorder = recorder_new ();
+  defaults_client_set_change_func (client, record_change, recorder);
+  g_autoptr (JsonNode) value = json_node_init_int (json_node_alloc (), 1);
+  g_autoptr (GError) error = NULL;
+  g_assert_false (defaults_client_set (client, "../etc", "k", value, &error));
+  g_assert_error (error, DEFAULTS_ERROR, DEFAULTS_ERROR_INVALID_DOMAIN);
+  g_clear_error (&error);
+  g_assert_false (defaults_client_set (client, DOMAIN, "", value, &error));
+  g_assert_error (error, DEFAULTS_ERROR, DEFAULTS_ERROR_INVALID_KEY);
+  g_clear_error (&error);
+  assert_value (client, "", "(none)");
+  g_assert_cmpstr (defaults_error_code_name (DEFAULTS_ERROR_FORCED), ==, "forced");
+  g_assert_cmpint (defaults_error_code_from_name ("too_large"), ==, DEFAULTS_ERROR_TOO_LARGE);
+  g_assert_cmpint (defaults_error_code_from_name ("no_such_code"), ==, DEFAULTS_ERROR_OTHER);
+
+  /* A daemon that does not answer: the call gives up after the timeout, and says so. */
+  defaults_client_set_timeout (client, 200);
+  kill (daemon->pid, SIGSTOP);
+  gint64 started = g_get_monotonic_time ();
+  g_assert_false (defaults_client_synchronize (client, &error));
+  g_assert_error (error, DEFAULTS_ERROR, DEFAULTS_ERROR_TIMED_OUT);
+  g_assert_cmpint (g_get_monotonic_time () - started, <, G_TIME_SPAN_SECOND);
+  kill (daemon->pid, SIGCONT);
+  defaults_client_free (client);
+  recorder_free (recorder);
+  test_daemon_free (daemon);
+}
+
+static void
+test_a_missing_daemon_keeps_writes_until_it_comes (void)
+{
+  g_autofree char *directory = g_dir_make_tmp ("defaultsd-c-missing-XXXXXX", NULL);
+  g_autofree char *socket_path = g_build_filename (directory, "socket", NULL);
+  Recorder *recorder = recorder_new ();
+  DefaultsClient *client = defaults_client_new (socket_path, DEFAULTS_DISPATCH_THREAD, NULL);
+  defaults_client_set_connection_func (client, record_connection, recorder);
+  gint64 started = g_get_monotonic_time ();
+  assert_value (client, "warp", "(none)");
+  g_assert_cmpint (g_get_monotonic_time () - started, <, G_TIME_SPAN_SECOND / 10);
+  g_assert_false (defaults_client_is_connected (client));
+
+  g_autoptr (JsonNode) value = json_node_init_string (json_node_alloc (), "kept");
+  g_autoptr (GError) error = NULL;
+  g_assert_true (defaults_client_set (client, DOMAIN, "note", value, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (defaults_client_get_unsent_count (client), ==, 1);
+  assert_value (client, "note", "\"kept\"");
+
+  TestDaemon *daemon = test_daemon_start (directory);
+  g_assert_true (wait_for_connects (recorder, 1, 0));
+  g_assert_true (defaults_client_synchronize (client, &error));
+  g_assert_no_error (error);
+  g_autofree char *stored = test_daemon_request (daemon, "{\"op\":\"get\",\"domain\":\"" DOMAIN "\",\"key\":\"note\"}");
+  g_assert_cmpstr (stored, ==, "{\"ok\":true,\"value\":\"kept\",\"generation\":1}");
+  defaults_client_free (client);
+  recorder_free (recorder);
+  test_daemon_free (daemon);
+}
+
+static void
+test_a_restart_reconnects_and_reloads (void)
+{
+  TestDaemon *daemon = test_daemon_start (NULL);
+  Recorder *recorder = recorder_new ();
+  DefaultsClient *client = defaults_client_new (daemon->socket_path, DEFAULTS_DISPATCH_THREAD, NULL);
+  defaults_client_set_change_func (client, record_change, recorder);
+  defaults_client_set_connection_func (client, record_connection, recorder);
+  g_assert_true (defaults_client_watch (client, DOMAIN));
+  g_autoptr (JsonNode) one = json_node_init_int (json_node_alloc (), 1);
+  g_assert_true (defaults_client_set (client, DOMAIN, "count", one, NULL));
+  g_assert_true (defaults_client_synchronize (client, NULL));
+
+  test_daemon_stop (daemon);
+  g_assert_true (wait_for_connects (recorder, 0, 1));
+  /* Changed while the daemon was away: read at its next start, and told as a resync. */
+  g_autofree char *path = g_build_filename (daemon->storage, DOMAIN ".plist", NULL);
+  g_assert_true (g_file_set_contents (path,
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?><plist version=\"1.0\"><dict><key>count</key><integer>2</integer></dict></plist>",
+      -1, NULL));
+  test_daemon_restart (daemon);
+  g_assert_true (wait_for_connects (recorder, 1, 1));
+  g_assert_true (wait_for_change (recorder, DOMAIN " count 5"));
+  assert_value (client, "count", "2");
+  /* Events flow again on the new connection. */
+  g_free (test_daemon_request (daemon, "{\"op\":\"set\",\"domain\":\"" DOMAIN "\",\"key\":\"count\",\"value\":3}"));
+  g_assert_true (wait_for_change (recorder, DOMAIN " count 1"));
+  assert_value (client, "count", "3");
+  defaults_client_free (client);
+  recorder_free (recorder);
+  test_daemon_free (daemon);
+}
+
+typedef struct {
+  gboolean told;
+  GThread *thread;
+} ContextRecord;
+
+static void
+record_in_context (DefaultsClient *client, const char *domain, const char *const *keys, DefaultsOrigin origin, gpointer data)
+{
+  ContextRecord *record = data;
+  if (origin == DEFAULTS_ORIGIN_THIS_CLIENT)
+    return;
+  record->told = TRUE;
+  record->thread = g_thread_self ();
+}
+
+static gboolean
+give_up (gpointer data)
+{
+  *(gboolean *) data = TRUE;
+  return G_SOURCE_REMOVE;
+}
+
+static void
+test_context_and_poll_dispatch (void)
+{
+  TestDaemon *daemon = test_daemon_start (NULL);
+  /* On a main context: told there, by its loop. */
+  GMainContext *context = g_main_context_new ();
+  ContextRecord record = { FALSE, NULL };
+  DefaultsClient *client = defaults_client_new (daemon->socket_path, DEFAULTS_DISPATCH_CONTEXT, context);
+  defaults_client_set_change_func (client, record_in_context, &record);
+  g_assert_true (defaults_client_watch (client, DOMAIN));
+  g_free (test_daemon_request (daemon, "{\"op\":\"set\",\"domain\":\"" DOMAIN "\",\"key\":\"k\",\"value\":1}"));
+  gboolean expired = FALSE;
+  GSource *timeout = g_timeout_source_new_seconds (10);
+  g_source_set_callback (timeout, give_up, &expired, NULL);
+  g_source_attach (timeout, context);
+  while (!record.told && !expired)
+    g_main_context_iteration (context, TRUE);
+  g_source_destroy (timeout);
+  g_source_unref (timeout);
+  g_assert_true (record.told);
+  g_assert_true (record.thread == g_thread_self ());
+  defaults_client_free (client);
+  g_main_context_unref (context);
+
+  /* With a descriptor to poll: told only when the program dispatches. */
+  ContextRecord polled = { FALSE, NULL };
+  client = defaults_client_new (daemon->socket_path, DEFAULTS_DISPATCH_POLL, NULL);
+  defaults_client_set_change_func (client, record_in_context, &polled);
+  g_assert_true (defaults_client_watch (client, DOMAIN));
+  g_free (test_daemon_request (daemon, "{\"op\":\"set\",\"domain\":\"" DOMAIN "\",\"key\":\"k\",\"value\":2}"));
+  struct pollfd readable = { defaults_client_get_fd (client), POLLIN, 0 };
+  g_assert_cmpint (poll (&readable, 1, 10000), ==, 1);
+  g_assert_false (polled.told);
+  defaults_client_dispatch (client);
+  g_assert_true (polled.told);
+  g_assert_true (polled.thread == g_thread_self ());
+  defaults_client_free (client);
+  test_daemon_free (daemon);
+}
+
+static void
+test_the_socket_folder_must_be_trusted (void)
+{
+  g_autofree char *directory = g_dir_make_tmp ("defaultsd-c-trust-XXXXXX", NULL);
+  g_autofree char *socket_path = g_build_filename (directory, "socket", NULL);
+  g_assert_null (defaults_socket_directory_problem (socket_path));
+  g_assert_cmpint (g_chmod (directory, 0777), ==, 0);
+  g_autofree char *problem = defaults_socket_directory_problem (socket_path);
+  g_assert_nonnull (problem);
+  g_assert_true (strstr (problem, "can be written by its group or others (mode 777)") != NULL);
+  /* A sticky folder above is fine: /tmp is one. */
+  g_assert_cmpint (g_chmod (directory, 01777), ==, 0);
+  g_autofree char *inner = g_build_filename (directory, "inner", NULL);
+  g_assert_cmpint (g_mkdir (inner, 0700), ==, 0);
+  g_autofree char *inner_socket = g_build_filename (inner, "socket", NULL);
+  g_assert_null (defaults_socket_directory_problem (inner_socket));
+  g_rmdir (inner);
+  g_rmdir (directory);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/client/reads-come-from-the-cache", test_reads_come_from_the_cache);
+  g_test_add_func ("/client/writes-and-events", test_writes_and_events);
+  g_test_add_func ("/client/refusals-name-the-daemons-codes", test_refusals_name_the_daemons_codes);
+  g_test_add_func ("/client/a-missing-daemon-keeps-writes", test_a_missing_daemon_keeps_writes_until_it_comes);
+  g_test_add_func ("/client/a-restart-reconnects-and-reloads", test_a_restart_reconnects_and_reloads);
+  g_test_add_func ("/client/context-and-poll-dispatch", test_context_and_poll_dispatch);
+  g_test_add_func ("/client/the-socket-folder-must-be-trusted", test_the_socket_folder_must_be_trusted);
+  return g_test_run ();
+}
