@@ -18,7 +18,8 @@ SUDO      := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Debian packages the build and the tests use. The build needs nothing beyond the Swift toolchain.
 #  The C library and the GIO module (c/) need a C compiler, GLib, GIO and json-glib; their tests
 #  run GLib's own gsettings and glib-compile-schemas, and read the desktop's schemas.
-C_PACKAGES := gcc pkg-config libglib2.0-dev libjson-glib-dev libglib2.0-bin gsettings-desktop-schemas
+#  dconf-cli, dconf-service, dbus: defaultsd-import-dconf is tested on a real dconf database.
+C_PACKAGES := gcc pkg-config libglib2.0-dev libjson-glib-dev libglib2.0-bin gsettings-desktop-schemas dconf-cli dconf-service dbus
 #  systemd: systemd-analyze and systemd-socket-activate, used by the tests.
 #  libseccomp2: defaultsd-unit-sandbox applies the user unit's seccomp sandbox with it, where no systemd manager runs.
 #  socat: the protocol examples in docs/PROTOCOL.md are run by the tests.
@@ -181,7 +182,8 @@ install: deps-build $(LINKED_ORDER)
 # The C library (with its header and pkg-config file) and the GIO module; GIO's module cache is
 # made anew, so that GSETTINGS_BACKEND=defaultsd finds the module.
 install-c: gsettings-backend
-	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(GIO_MODULE_DIR)
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(GIO_MODULE_DIR) $(DESTDIR)$(BINDIR)
+	install -m 0755 $(C_BUILD)/defaultsd-import-dconf $(DESTDIR)$(BINDIR)/defaultsd-import-dconf
 	install -m 0755 $(C_BUILD)/libdefaultsd.so.$(LIBDEFAULTSD_VERSION) $(DESTDIR)$(LIBDIR)/
 	ln -sf libdefaultsd.so.$(LIBDEFAULTSD_VERSION) $(DESTDIR)$(LIBDIR)/libdefaultsd.so
 	install -m 0644 c/include/defaultsd.h $(DESTDIR)$(INCLUDEDIR)/defaultsd.h
@@ -218,7 +220,11 @@ $(GIO_MODULES)/libdefaultsdsettings.so: $(MODULE_SOURCES) c/gio/mapping.h $(C_BU
 	@mkdir -p $(GIO_MODULES)
 	cc $(C_FLAGS) -shared -Wl,--no-undefined -o $@ $(MODULE_SOURCES) $(C_BUILD)/libdefaultsd.a $(C_LIBS)
 
-gsettings-backend: deps-c $(C_BUILD)/libdefaultsd.so.$(LIBDEFAULTSD_VERSION) $(GIO_MODULES)/libdefaultsdsettings.so
+$(C_BUILD)/defaultsd-import-dconf: c/tools/import-dconf.c c/gio/mapping.c c/gio/mapping.h $(C_BUILD)/libdefaultsd.a
+	cc $(C_FLAGS) -Ic/gio -o $@ c/tools/import-dconf.c c/gio/mapping.c $(C_BUILD)/libdefaultsd.a $(C_LIBS)
+
+gsettings-backend: deps-c $(C_BUILD)/libdefaultsd.so.$(LIBDEFAULTSD_VERSION) $(GIO_MODULES)/libdefaultsdsettings.so \
+	$(C_BUILD)/defaultsd-import-dconf
 	@echo "GIO_EXTRA_MODULES=$(CURDIR)/$(GIO_MODULES) GSETTINGS_BACKEND=defaultsd gsettings ... uses the running daemon"
 
 # The C tests: the value and path mapping alone, then the library and the module against the
@@ -242,6 +248,7 @@ c-test: gsettings-backend $(addprefix $(C_BUILD)/,$(C_TESTS))
 	LD_LIBRARY_PATH=$(CURDIR)/$(C_BUILD)/stage/lib DEFAULTSD_SOCKET=$(CURDIR)/$(C_BUILD)/no-daemon/socket $(C_BUILD)/installed-client
 	for test in $(C_TESTS); do \
 		DEFAULTSD_BINARY=$(CURDIR)/.build/debug/defaultsd GIO_MODULES_DIR=$(CURDIR)/$(GIO_MODULES) \
+		IMPORT_DCONF=$(CURDIR)/$(C_BUILD)/defaultsd-import-dconf \
 		SCHEMA_SOURCE=$(CURDIR)/c/tests/org.defaultsd.test.gschema.xml $(C_BUILD)/$$test || exit 1; \
 	done
 

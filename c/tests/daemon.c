@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -43,6 +44,13 @@ test_daemon_environment (TestDaemon *daemon)
   return environment;
 }
 
+/* The daemon ends with the test, even one that aborts. */
+static void
+die_with_parent (gpointer unused)
+{
+  prctl (PR_SET_PDEATHSIG, SIGKILL);
+}
+
 static void
 launch (TestDaemon *daemon)
 {
@@ -56,7 +64,7 @@ launch (TestDaemon *daemon)
                          daemon->managed, "--machine-id-file", machine_id, NULL };
   g_auto (GStrv) environment = test_daemon_environment (daemon);
   g_autoptr (GError) error = NULL;
-  g_assert_true (g_spawn_async_with_pipes (NULL, (char **) argv, environment, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
+  g_assert_true (g_spawn_async_with_pipes (NULL, (char **) argv, environment, G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL, die_with_parent, NULL,
                                            &daemon->pid, NULL, NULL, &daemon->stderr_fd, &error));
   g_assert_no_error (error);
   g_mutex_lock (&daemon->lock);

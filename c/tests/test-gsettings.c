@@ -254,6 +254,76 @@ test_relocatable_paths_map_reversibly (void)
   g_assert_true (g_str_has_prefix (answer, "{\"ok\":true,\"value\":{\"name\":\"Solarized\"},"));
 }
 
+static char *
+gsettings_get (const char *schema, const char *key)
+{
+  g_autofree char *command = g_strdup_printf ("gsettings get %s %s", schema, key);
+  char *out = NULL;
+  g_assert_true (g_spawn_command_line_sync (command, &out, NULL, NULL, NULL));
+  return out;
+}
+
+/* A dconf dump copied in: each folder one domain, each value as the module stores it. */
+static void
+test_a_dconf_dump_is_imported (void)
+{
+  const char *dump = "[org/defaultsd/test]\n"
+                     "i=42\n"
+                     "s='from dconf'\n"
+                     "u=uint32 7\n"
+                     "asv={'size': <int32 12>}\n"
+                     "\n"
+                     "[org/defaultsd/test/profiles:/:imported]\n"
+                     "name='Profile'\n";
+  g_autofree char *dump_path = g_build_filename (daemon_under_test->directory, "dump", NULL);
+  g_assert_true (g_file_set_contents (dump_path, dump, -1, NULL));
+  g_autofree char *command = g_strdup_printf ("sh -c '\"$IMPORT_DCONF\" - < %s'", dump_path);
+  g_autofree char *out = NULL;
+  int status = 1;
+  g_assert_true (g_spawn_command_line_sync (command, &out, NULL, &status, NULL));
+  g_assert_cmpint (status, ==, 0);
+  g_assert_cmpstr (out, ==, "org.defaultsd.test: 4 keys\norg.defaultsd.test.profiles_3A._3Aimported: 1 keys\n");
+  g_autofree char *stored = request ("{\"op\":\"get\",\"domain\":\"" DOMAIN "\",\"key\":\"asv\"}");
+  g_assert_true (g_str_has_prefix (stored, "{\"ok\":true,\"value\":{\"size\":{\"@i\":12}},"));
+  g_autofree char *i = gsettings_get (DOMAIN, "i"), *u = gsettings_get (DOMAIN, "u"), *asv = gsettings_get (DOMAIN, "asv");
+  g_assert_cmpstr (i, ==, "42\n");
+  g_assert_cmpstr (u, ==, "uint32 7\n");
+  g_assert_cmpstr (asv, ==, "{'size': <12>}\n");
+}
+
+/* From a real dconf database, through `dconf dump /`, in a D-Bus session of the test's own. */
+static void
+test_a_real_dconf_database_is_imported (void)
+{
+  if (g_find_program_in_path ("dconf") == NULL || g_find_program_in_path ("dbus-run-session") == NULL)
+    {
+      g_test_skip ("needs dconf and dbus-run-session");
+      return;
+    }
+  g_autofree char *home = g_build_filename (daemon_under_test->directory, "dconf-home", NULL);
+  g_assert_cmpint (g_mkdir_with_parents (home, 0700), ==, 0);
+  g_autofree char *script = g_build_filename (home, "import.sh", NULL);
+  g_assert_true (g_file_set_contents (script,
+      "dconf write /org/defaultsd/test/d 2.5 &&\n"
+      "dconf write /org/defaultsd/test/as \"['one', 'two']\" &&\n"
+      "\"$IMPORT_DCONF\"\n", -1, NULL));
+  g_autofree char *config = g_build_filename (home, ".config", NULL);
+  g_auto (GStrv) environment = g_get_environ ();
+  environment = g_environ_setenv (environment, "HOME", home, TRUE);
+  environment = g_environ_setenv (environment, "XDG_CONFIG_HOME", config, TRUE);
+  environment = g_environ_setenv (environment, "XDG_RUNTIME_DIR", home, TRUE);
+  const char *argv[] = { "dbus-run-session", "--", "sh", script, NULL };
+  g_autofree char *out = NULL, *err = NULL;
+  int status = 1;
+  g_assert_true (g_spawn_sync (NULL, (char **) argv, environment, G_SPAWN_SEARCH_PATH, NULL, NULL, &out, &err, &status, NULL));
+  if (status != 0)
+    g_error ("the import from dconf failed: %s%s", out, err);
+  g_assert_true (strstr (out, "org.defaultsd.test: 2 keys") != NULL);
+  g_autofree char *d = gsettings_get (DOMAIN, "d"), *as = gsettings_get (DOMAIN, "as");
+  g_assert_cmpstr (d, ==, "2.5\n");
+  g_assert_cmpstr (as, ==, "['one', 'two']\n");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -277,6 +347,8 @@ main (int argc, char **argv)
   g_test_add_func ("/gsettings/a-value-of-the-wrong-type-reads-as-the-default", test_a_value_of_the_wrong_type_reads_as_the_default);
   g_test_add_func ("/gsettings/a-forced-key-is-not-writable", test_a_forced_key_is_not_writable);
   g_test_add_func ("/gsettings/relocatable-paths-map-reversibly", test_relocatable_paths_map_reversibly);
+  g_test_add_func ("/gsettings/a-dconf-dump-is-imported", test_a_dconf_dump_is_imported);
+  g_test_add_func ("/gsettings/a-real-dconf-database-is-imported", test_a_real_dconf_database_is_imported);
   int result = g_test_run ();
   test_daemon_free (daemon_under_test);
   g_autofree char *remove = g_strdup_printf ("rm -rf '%s'", schemas);
