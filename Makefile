@@ -131,9 +131,11 @@ example: deps-build
 	cd "$(EXAMPLE_DIR)/ClientApp" && env -u DEFAULTSD_STATIC_EXECUTABLES $(SWIFT) build
 	@echo "Examples/ClientApp builds with defaultsd $(EXAMPLE_VERSION) as a version dependency (the last commit; uncommitted changes are not in it)"
 
-bench: deps-bench $(LINKED_ORDER)
+bench: deps-bench $(LINKED_ORDER) gsettings-backend
 	for product in $(RELEASE_PRODUCTS); do $(SWIFT) build $(RELEASE) --product $$product || exit 1; done
 	cc -O2 -Wall -o .build/release/dconf-probe bench/dconf-probe.c $$(pkg-config --cflags --libs dconf)
+	cc -O2 -Wall -o .build/release/gsettings-probe bench/gsettings-probe.c $$(pkg-config --cflags --libs gio-2.0)
+	mkdir -p .build/release/gsettings-schemas && glib-compile-schemas --targetdir=.build/release/gsettings-schemas bench
 	.build/release/defaultsd-bench $(ARGS)
 	.build/release/defaultsd-client-bench
 

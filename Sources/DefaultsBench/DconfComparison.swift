@@ -54,6 +54,9 @@ extension DefaultsBench {
             }
         }
 
+        try compareGSettings(
+            here: URL(fileURLWithPath: tool).deletingLastPathComponent(), dconf: dconf, socket: socket, directory: directory, into: &rows)
+
         let loaded = Footprint(pid: server.process.processIdentifier)
         let dconfLoaded = Footprint(pid: dconf.servicePID)
         rows.insert(contentsOf: [
@@ -63,11 +66,33 @@ extension DefaultsBench {
             ("proportional memory after the run (PSS)", Footprint.mebi(loaded.pss), Footprint.mebi(dconfLoaded.pss), ratio(Double(loaded.pss), Double(dconfLoaded.pss)), ""),
         ], at: 0)
 
-        report.line("")
-        report.line("defaultsd and dconf (dconf-service on a private session bus, measured by bench/dconf-probe.c and `dconf`):")
-        report.line("")
-        report.line("| measurement | defaultsd | dconf | defaultsd ÷ dconf | target |")
-        report.line("|---|---:|---:|---:|---|")
-        for (name, a, b, r, target) in rows { report.line("| \(name) | \(a) | \(b) | \(r) | \(target) |") }
+        report.dconfTable(rows)
+    }
+
+    /// GSettings programs on each backend (GSettingsComparison), as rows of the dconf table; a
+    /// part that cannot run says why in one row.
+    func compareGSettings(
+        here: URL, dconf: DconfPeer, socket: String, directory: String, into rows: inout [(String, String, String, String, String)]
+    ) throws {
+        guard let setup = GSettingsComparison.setup(here: here) else {
+            return rows.append(("GSettings programs not measured: `make bench` builds the probe, the module and the schema", "", "", "", ""))
+        }
+        do {
+            rows += try GSettingsComparison.measure(
+                setup, dconf: dconf, socket: socket, cliRuns: cliRuns, directory: directory, events: max(eventsPerRound, 200))
+        } catch {
+            rows.append(("GSettings programs not measured: \(error)", "", "", "", ""))
+        }
+    }
+}
+
+extension Report {
+    mutating func dconfTable(_ rows: [(String, String, String, String, String)]) {
+        line("")
+        line("defaultsd and dconf (dconf-service on a private session bus, measured by bench/dconf-probe.c, bench/gsettings-probe.c and `dconf`):")
+        line("")
+        line("| measurement | defaultsd | dconf | defaultsd ÷ dconf | target |")
+        line("|---|---:|---:|---:|---|")
+        for (name, a, b, r, target) in rows { line("| \(name) | \(a) | \(b) | \(r) | \(target) |") }
     }
 }

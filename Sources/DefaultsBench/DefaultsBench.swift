@@ -50,6 +50,9 @@ struct DefaultsBench: ParsableCommand {
     @Flag(help: "Measure only roaming between two daemons through a 3-member etcd cluster.")
     var roamingOnly = false
 
+    @Flag(help: "Measure only GSettings programs on defaultsd's GIO module against dconf's backend.")
+    var gsettingsOnly = false
+
     @Option(help: ArgumentHelp(
         "Write the functions a request calls, counted under callgrind, to this file, and measure nothing else.",
         discussion: "The release link lays them out next to each other: `make link-order` writes bench/request-path.order."))
@@ -90,6 +93,15 @@ struct DefaultsBench: ParsableCommand {
         defer { server.stop() }
         usleep(200_000)  // the release follows the line that says it comes
         let idle = Footprint(pid: server.process.processIdentifier)
+        if gsettingsOnly {
+            let probe = dconfProbe ?? here.appendingPathComponent("dconf-probe").path
+            let dconf = try DconfPeer(probe: probe, directory: directory + "/dconf")
+            defer { dconf.stop() }
+            var rows: [(String, String, String, String, String)] = []
+            try compareGSettings(here: here, dconf: dconf, socket: directory + "/defaultsd.sock", directory: directory, into: &rows)
+            report.dconfTable(rows)
+            return print(report.text)
+        }
 
         let redisBinary = (redis ?? Server.which("redis-server")).flatMap { $0 == "none" ? nil : $0 }
         var redisServer: Server?

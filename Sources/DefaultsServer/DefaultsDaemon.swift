@@ -123,9 +123,9 @@ public final class DefaultsDaemon: Sendable {
             return outside.watcher.start()
         }.get()
         // Settings bundles are read before the socket opens, so the first client sees their layer;
-        // but for `settingsBundleStartWait` at most, so that no bundle holds the start.
+        // but for `settingsBundleWait` at most, so that no bundle holds the start.
         let scanInterval = configuration.settingsBundleScanInterval
-        let startWait = configuration.settingsBundleStartWait
+        let startWait = configuration.settingsBundleWait
         let bundlesRead = try await loop.flatSubmit {
             state.value.bundles.start(interval: scanInterval).completes(within: startWait)
         }.get()

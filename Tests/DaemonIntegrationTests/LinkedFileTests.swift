@@ -149,7 +149,7 @@ import Testing
         #expect(daemon.anonymousResidentKiB() < 256 * 1024)
     }
 
-    @Test("a FIFO put in place of a loaded domain's file is not read, and the domain stays as it was")
+    @Test("a FIFO put in place of a loaded domain's file is not read, the domain stays as it was, and its file comes back")
     func aFIFOHandEdit() throws {
         let daemon = try DaemonProcess()
         let client = try daemon.connect()
@@ -158,10 +158,14 @@ import Testing
         let path = daemon.storagePath + "/" + Self.domain + ".plist"
         #expect(mkfifo(path + ".editing", 0o600) == 0)
         #expect(rename(path + ".editing", path) == 0)
-        #expect(daemon.waitForLog("could not be read"))
+        #expect(daemon.waitForLog("was not taken in"))
         let other = try daemon.connect()
         try other.send(#"{"op":"ping"}"#)
         #expect(try other.readResponse(timeout: 1) == #"{"ok":true}"#)
         #expect(try client.request(#"{"op":"get","domain":"\#(Self.domain)"}"#) == #"{"ok":true,"value":{"rank":"Ensign"},"generation":1}"#)
+        // The FIFO is kept aside, and the last good state is a regular file at the path again.
+        #expect(try client.request(#"{"op":"synchronize"}"#) == #"{"ok":true}"#)
+        #expect(try daemon.storedValues(Self.domain) == ["rank": .string("Ensign")])
+        #expect(daemon.storageListing().contains { $0.hasPrefix(Self.domain + ".plist.rejected-") })
     }
 }

@@ -267,7 +267,8 @@ import Testing
         #expect(lines.contains(#"fileFormat                     = "binary"  # \#(config)"#))
         #expect(lines.contains("coalesceMilliseconds           = 7  # --coalesce-ms"))
         #expect(lines.contains(#"roaming.endpoints              = []  # default"#))
-        #expect(lines.count == 28)  // the header, the 17 keys and the 10 of the roaming section
+        #expect(lines.contains("settingsBundleWaitMilliseconds = 5000  # default"))
+        #expect(lines.count == 29)  // the header, the 18 keys and the 10 of the roaming section
     }
 
     @Test func journaldLinesCarryTheirPriority() throws {

@@ -135,13 +135,34 @@ add_to_change (gpointer key, gpointer value, gpointer data)
   return FALSE;
 }
 
-/* Writes a tree of keys, one atomic `apply` per domain; nothing when a key is refused. */
+/* Tells GSettings of the keys of a domain's change that did take effect. */
+static void
+announce (DefaultsdSettingsBackend *self, const char *domain, DomainChange *change)
+{
+  g_autofree char *path = defaultsd_path_from_domain (domain);
+  g_autoptr (GList) names = json_object_get_members (change->set);
+  for (GList *name = names; name != NULL; name = name->next)
+    {
+      g_autofree char *key = g_strconcat (path, name->data, NULL);
+      g_settings_backend_changed (G_SETTINGS_BACKEND (self), key, NULL);
+    }
+  for (guint i = 0; i < change->remove->len && change->remove->pdata[i] != NULL; i++)
+    {
+      g_autofree char *key = g_strconcat (path, change->remove->pdata[i], NULL);
+      g_settings_backend_changed (G_SETTINGS_BACKEND (self), key, NULL);
+    }
+}
+
+/* Writes a tree of keys, one atomic `apply` per domain; nothing when a key is forced. When the
+ * daemon refuses one domain's part after another's took effect, the one that took effect is
+ * announced, since the caller is told the write failed. */
 static gboolean
 write_tree (DefaultsdSettingsBackend *self, GTree *tree)
 {
   TreeWalk walk = { self, g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) domain_change_free), FALSE };
   g_tree_foreach (tree, add_to_change, &walk);
   gboolean written = !walk.refused;
+  g_autoptr (GPtrArray) applied = g_ptr_array_new ();
   GHashTableIter iter;
   const char *domain;
   DomainChange *change;
@@ -152,9 +173,17 @@ write_tree (DefaultsdSettingsBackend *self, GTree *tree)
       g_autoptr (GError) error = NULL;
       written = defaults_client_apply (self->client, domain, json_object_get_size (change->set) > 0 ? change->set : NULL,
                                        (const char *const *) change->remove->pdata, &error);
-      if (!written)
+      if (written)
+        {
+          g_ptr_array_add (applied, (gpointer) domain);
+          g_ptr_array_add (applied, change);
+        }
+      else
         g_debug ("defaultsd: the write to %s was refused: %s", domain, error->message);
     }
+  if (!written)
+    for (guint i = 0; i < applied->len; i += 2)
+      announce (self, applied->pdata[i], applied->pdata[i + 1]);
   g_hash_table_unref (walk.changes);
   return written;
 }

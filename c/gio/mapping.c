@@ -131,15 +131,37 @@ object_node (JsonObject *object)
   return node;
 }
 
-/* The types a `v` holds that reading guesses back from a plist value alone. */
+static gboolean is_typed_variant_name (const char *name);
+
+/* Whether reading guesses this value of a `v` back from its plist value alone: one of b, s, x,
+ * d, ay, as, a{sv}, and not one whose stored form reads as another type (a double stored as
+ * text, a dictionary that looks like a typed variant). */
 static gboolean
-is_guessed_type (const GVariantType *type)
+is_guessed (GVariant *inner)
 {
-  static const char *const guessed[] = { "b", "s", "x", "d", "ay", "as", "a{sv}" };
+  const GVariantType *type = g_variant_get_type (inner);
+  if (g_variant_type_equal (type, G_VARIANT_TYPE_DOUBLE))
+    return isfinite (g_variant_get_double (inner));
+  if (g_variant_type_equal (type, G_VARIANT_TYPE_VARDICT))
+    {
+      if (g_variant_n_children (inner) != 1)
+        return TRUE;
+      g_autoptr (GVariant) entry = g_variant_get_child_value (inner, 0);
+      g_autoptr (GVariant) key = g_variant_get_child_value (entry, 0);
+      const char *name = g_variant_get_string (key, NULL);
+      return !is_typed_variant_name (name) && strcmp (name, "$data") != 0 && strcmp (name, "$date") != 0;
+    }
+  static const char *const guessed[] = { "b", "s", "x", "ay", "as" };
   for (guint i = 0; i < G_N_ELEMENTS (guessed); i++)
     if (g_variant_type_equal (type, G_VARIANT_TYPE (guessed[i])))
       return TRUE;
   return FALSE;
+}
+
+static gboolean
+is_typed_variant_name (const char *name)
+{
+  return name[0] == '@' && g_variant_type_string_is_valid (name + 1);
 }
 
 JsonNode *
@@ -180,7 +202,7 @@ defaultsd_json_from_variant (GVariant *value)
       {
         g_autoptr (GVariant) inner = g_variant_get_variant (value);
         JsonNode *natural = defaultsd_json_from_variant (inner);
-        if (is_guessed_type (g_variant_get_type (inner)))
+        if (is_guessed (inner))
           return natural;
         JsonObject *typed = json_object_new ();
         g_autofree char *name = g_strconcat ("@", g_variant_get_type_string (inner), NULL);
@@ -269,7 +291,7 @@ parse_text (JsonNode *node, const GVariantType *type)
   GVariant *value = g_variant_parse (type, text, NULL, &end, NULL);
   if (value != NULL && end != NULL && *end != '\0')
     {
-      g_variant_unref (g_variant_ref_sink (value));
+      g_variant_unref (value);
       return NULL;
     }
   return value;
@@ -330,17 +352,15 @@ variant_from_json (JsonNode *node)
   if (JSON_NODE_HOLDS_OBJECT (node))
     {
       JsonObject *object = json_node_get_object (node);
-      if (json_object_has_member (object, "$data"))
+      gboolean single = json_object_get_size (object) == 1;
+      g_autoptr (GList) members = json_object_get_members (object);
+      const char *name = single ? members->data : "";
+      if (single && strcmp (name, "$data") == 0)
         inner = from_json (node, G_VARIANT_TYPE_BYTESTRING);
-      else if (json_object_get_size (object) == 1 && !json_object_has_member (object, "$dict"))
-        {
-          g_autoptr (GList) members = json_object_get_members (object);
-          const char *name = members->data;
-          if (name[0] == '@' && g_variant_type_string_is_valid (name + 1))
-            inner = from_json (json_object_get_member (object, name), G_VARIANT_TYPE (name + 1));
-        }
-      if (inner == NULL && !json_object_has_member (object, "$data") && !json_object_has_member (object, "$date"))
-        inner = from_json (node, G_VARIANT_TYPE ("a{sv}"));
+      else if (single && is_typed_variant_name (name))
+        inner = from_json (json_object_get_member (object, name), G_VARIANT_TYPE (name + 1));
+      else if (!(single && strcmp (name, "$date") == 0))
+        inner = from_json (node, G_VARIANT_TYPE_VARDICT);
     }
   else if (JSON_NODE_HOLDS_ARRAY (node))
     {

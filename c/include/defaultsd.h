@@ -6,8 +6,9 @@
  * while the daemon is away (stopped, restarting, socket-activated and still starting) they are
  * kept in order and sent when it comes back, and the domains are loaded again.
  *
- * Every call that talks to the daemon waits at most the client's timeout (500 ms unless set):
- * nothing here can hang a GUI thread.
+ * Every call that talks to the daemon waits at most the client's timeout (500 ms unless set),
+ * one deadline for the whole call, and a call made from a change callback on the client's own
+ * thread does not wait at all: nothing here can hang a GUI thread.
  *
  *   DefaultsClient *client = defaults_client_new (NULL, DEFAULTS_DISPATCH_CONTEXT, NULL);
  *   JsonNode *value = defaults_client_get (client, "com.example.app", "warpFactor");
@@ -144,11 +145,12 @@ gboolean        defaults_client_has_forced (DefaultsClient *client, const char *
 char          **defaults_client_list_keys (DefaultsClient *client, const char *domain);
 
 /* One atomic change of a domain: `set` maps keys to values (may be NULL), `remove` is a
- * NULL-terminated list (may be NULL). Applied to the local copy at once and reported to the
- * change function with DEFAULTS_ORIGIN_THIS_CLIENT before it returns; then sent. Answers the
- * daemon's refusal when it comes within the timeout (the local copy is then loaded again). A
- * write that cannot be sent now is kept, in order, and sent when the daemon is back: it
- * answers TRUE, with no error. */
+ * NULL-terminated list (may be NULL). Put in the local copy at once, sent, and its answer waited
+ * for (at most the timeout); then reported to the change function with
+ * DEFAULTS_ORIGIN_THIS_CLIENT before it returns. Answers the daemon's refusal when it comes in
+ * time (the write then leaves the local copy, and its keys are reported as changed). A write
+ * that cannot be sent now, or that the daemon refused with `shutting_down`, is kept, in order,
+ * and sent when the daemon is back: it answers TRUE, with no error. */
 gboolean        defaults_client_apply (DefaultsClient     *client,
                                        const char         *domain,
                                        JsonObject         *set,
@@ -160,7 +162,8 @@ gboolean        defaults_client_remove (DefaultsClient *client, const char *doma
                                         GError **error);
 
 /* Waits until every write made so far is durable on disk (the daemon's `synchronize`), at most
- * the timeout. */
+ * the timeout. DEFAULTS_ERROR_NOT_CONNECTED while writes wait for the daemon, and
+ * DEFAULTS_ERROR_UNTRUSTED, with the reason, while the socket fails the trust check. */
 gboolean        defaults_client_synchronize (DefaultsClient *client, GError **error);
 
 /* Whether the client is connected to the daemon now. */

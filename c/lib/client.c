@@ -2,15 +2,20 @@
  *
  * Ownership: everything in a DefaultsClient is guarded by its `lock`. The reader thread owns
  * the reading side of the socket and nothing else; any thread may send, under the lock.
- * Callbacks are never run with the lock held.
+ * Callbacks never run with the lock held. Every public call has one deadline, its start plus
+ * the timeout, for all it waits on; a call made on the reader thread itself (from a change
+ * callback) never waits, since only that thread reads the answers.
  *
  * How a domain's copy stays right (the daemon orders changes by generation, docs/PROTOCOL.md):
- * - `values` and `forced` are the daemon's state at `generation`, from a `get` or the events
- *   after it (an event at or below `generation` is already in it).
+ * - `values` and `forced` are the daemon's state at `generation`, from a `get` and the events
+ *   after it. Events that come while a `get` is outstanding wait in `held_events`, and those
+ *   above the answer's generation are applied after it: an answer can come after events that
+ *   are newer than it (it may wait behind a `synchronize`).
  * - This client's own writes stand in `overlay`, newest last, over `values`, from the moment
  *   they are made until the event stream reaches the generation the daemon answered for them.
  *   A read therefore sees a write at once, never an older state after it, and never loses a
- *   change another process made meanwhile under it.
+ *   change another process made meanwhile under it; when a write leaves the overlay, every key
+ *   whose visible value changed with it is reported.
  */
 #define _GNU_SOURCE /* struct ucred */
 #include "defaultsd.h"
@@ -28,13 +33,11 @@
  * default, and an answer holds one, with its forced keys. */
 #define MAXIMUM_LINE_BYTES (64u << 20)
 #define DEFAULT_TIMEOUT_MS 500
-/* Reconnection waits from 50 ms, doubling, to at most 2 s. */
+/* Reconnection waits from 50 ms, doubling, to at most 2 s, until the daemon answers `hello`. */
 #define FIRST_RETRY_MS 50
 #define LONGEST_RETRY_MS 2000
 
 typedef enum { REQUEST_HELLO, REQUEST_SUBSCRIBE, REQUEST_UNSUBSCRIBE, REQUEST_GET, REQUEST_APPLY, REQUEST_SYNCHRONIZE } RequestKind;
-
-typedef struct _Domain Domain;
 
 /* One request: sent, or for an apply also waiting to be sent. Shared by the queues and a caller
  * that waits for it, hence counted. */
@@ -53,7 +56,8 @@ typedef struct {
   gint64 answered_generation; /* -1 until answered */
 } Request;
 
-struct _Domain {
+/* A domain's copy. Created on first use and kept until the client is freed. */
+typedef struct {
   char *name;
   JsonObject *values;
   JsonObject *forced;
@@ -62,7 +66,8 @@ struct _Domain {
   gboolean loading;
   guint watchers;
   GQueue overlay;            /* Request* of this client's applies, oldest first */
-};
+  GQueue held_events;        /* JsonObject* events that came while a get was outstanding */
+} Domain;
 
 typedef struct {
   char *domain;
@@ -73,6 +78,7 @@ typedef struct {
 } Notification;
 
 struct _DefaultsClient {
+  gint refs;                 /* the caller's, and each callback queued on a context */
   char *socket_path;
   DefaultsDispatch dispatch;
   GMainContext *context;
@@ -82,6 +88,9 @@ struct _DefaultsClient {
   GCond answered;
   int fd;
   gint64 connection_number;
+  guint retry_ms;            /* the wait before the next attempt; 0 once a hello is answered */
+  gint64 next_attempt;       /* monotonic µs: no attempt to connect before it */
+  char *connect_problem;     /* why the last attempt to connect was refused, if it was */
   GHashTable *domains;       /* name → Domain* */
   GQueue in_flight;          /* Request* sent, answered in order */
   GQueue unsent;             /* Request* applies kept while the daemon is away */
@@ -122,6 +131,43 @@ defaults_error_code_from_name (const char *name)
     if (g_strcmp0 (code_names[i], name) == 0)
       return (DefaultsErrorCode) i;
   return DEFAULTS_ERROR_OTHER;
+}
+
+/* Members read from the daemon's lines, which may lack any of them: json-glib's getters warn
+ * on a missing member. */
+static JsonObject *
+object_member (JsonObject *object, const char *name)
+{
+  JsonNode *node = object != NULL ? json_object_get_member (object, name) : NULL;
+  return node != NULL && JSON_NODE_HOLDS_OBJECT (node) ? json_node_get_object (node) : NULL;
+}
+
+static gint64
+integer_member (JsonObject *object, const char *name, gint64 otherwise)
+{
+  JsonNode *node = object != NULL ? json_object_get_member (object, name) : NULL;
+  return node != NULL && JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == G_TYPE_INT64
+         ? json_node_get_int (node) : otherwise;
+}
+
+static const char *
+string_member (JsonObject *object, const char *name)
+{
+  JsonNode *node = object != NULL ? json_object_get_member (object, name) : NULL;
+  return node != NULL && JSON_NODE_HOLDS_VALUE (node) && json_node_get_value_type (node) == G_TYPE_STRING
+         ? json_node_get_string (node) : NULL;
+}
+
+static gboolean
+on_reader_thread (DefaultsClient *client)
+{
+  return client->reader != NULL && g_thread_self () == client->reader;
+}
+
+static gint64
+deadline_of (DefaultsClient *client)
+{
+  return g_get_monotonic_time () + (gint64) client->timeout_ms * 1000;
 }
 
 /* ---- Requests ---- */
@@ -179,19 +225,18 @@ static void
 domain_free (Domain *domain)
 {
   g_free (domain->name);
-  if (domain->values != NULL)
-    json_object_unref (domain->values);
-  if (domain->forced != NULL)
-    json_object_unref (domain->forced);
+  json_object_unref (domain->values);
+  json_object_unref (domain->forced);
   g_queue_clear_full (&domain->overlay, (GDestroyNotify) request_unref);
+  g_queue_clear_full (&domain->held_events, (GDestroyNotify) json_object_unref);
   g_free (domain);
 }
 
 static Domain *
-domain_lookup (DefaultsClient *client, const char *name, gboolean create)
+domain_lookup (DefaultsClient *client, const char *name)
 {
   Domain *domain = g_hash_table_lookup (client->domains, name);
-  if (domain == NULL && create)
+  if (domain == NULL)
     {
       domain = g_new0 (Domain, 1);
       domain->name = g_strdup (name);
@@ -199,6 +244,7 @@ domain_lookup (DefaultsClient *client, const char *name, gboolean create)
       domain->forced = json_object_new ();
       domain->generation = -1;
       g_queue_init (&domain->overlay);
+      g_queue_init (&domain->held_events);
       g_hash_table_insert (client->domains, domain->name, domain);
     }
   return domain;
@@ -216,20 +262,49 @@ domain_user_value (Domain *domain, const char *key)
       if (write->remove != NULL && g_strv_contains ((const char *const *) write->remove, key))
         return NULL;
     }
-  return json_object_has_member (domain->values, key) ? json_object_get_member (domain->values, key) : NULL;
+  return json_object_get_member (domain->values, key);
 }
 
 static JsonNode *
 domain_effective_value (Domain *domain, const char *key)
 {
-  if (json_object_has_member (domain->forced, key))
-    return json_object_get_member (domain->forced, key);
-  return domain_user_value (domain, key);
+  JsonNode *forced = json_object_get_member (domain->forced, key);
+  return forced != NULL ? forced : domain_user_value (domain, key);
+}
+
+/* A set of key names in order of first addition, for a notification. */
+typedef struct {
+  GPtrArray *names;
+  GHashTable *seen;
+} KeySet;
+
+static void
+keys_init (KeySet *keys)
+{
+  keys->names = g_ptr_array_new_with_free_func (g_free);
+  keys->seen = g_hash_table_new (g_str_hash, g_str_equal);
+}
+
+static void
+keys_add (KeySet *keys, const char *name)
+{
+  if (g_hash_table_contains (keys->seen, name))
+    return;
+  char *copy = g_strdup (name);
+  g_ptr_array_add (keys->names, copy);
+  g_hash_table_add (keys->seen, copy);
+}
+
+static void
+keys_clear (KeySet *keys)
+{
+  g_hash_table_unref (keys->seen);
+  g_ptr_array_unref (keys->names);
 }
 
 /* Every key of `a` and `b` whose value differs. */
 static void
-add_differences (GPtrArray *keys, JsonObject *a, JsonObject *b)
+add_differences (KeySet *keys, JsonObject *a, JsonObject *b)
 {
   JsonObjectIter iter;
   const char *key;
@@ -237,42 +312,94 @@ add_differences (GPtrArray *keys, JsonObject *a, JsonObject *b)
   json_object_iter_init (&iter, a);
   while (json_object_iter_next (&iter, &key, &value))
     {
-      JsonNode *other = json_object_has_member (b, key) ? json_object_get_member (b, key) : NULL;
+      JsonNode *other = json_object_get_member (b, key);
       if (other == NULL || !json_node_equal (value, other))
-        if (!g_ptr_array_find_with_equal_func (keys, key, g_str_equal, NULL))
-          g_ptr_array_add (keys, g_strdup (key));
+        keys_add (keys, key);
     }
   json_object_iter_init (&iter, b);
   while (json_object_iter_next (&iter, &key, &value))
-    if (!json_object_has_member (a, key) && !g_ptr_array_find_with_equal_func (keys, key, g_str_equal, NULL))
-      g_ptr_array_add (keys, g_strdup (key));
+    if (!json_object_has_member (a, key))
+      keys_add (keys, key);
+}
+
+static gboolean
+same_value (JsonNode *a, JsonNode *b)
+{
+  return a == b || (a != NULL && b != NULL && json_node_equal (a, b));
+}
+
+/* The keys a write names. */
+static void
+add_write_keys (KeySet *keys, Request *write)
+{
+  if (write->set != NULL)
+    {
+      JsonObjectIter iter;
+      const char *key;
+      JsonNode *value;
+      json_object_iter_init (&iter, write->set);
+      while (json_object_iter_next (&iter, &key, &value))
+        keys_add (keys, key);
+    }
+  for (char **key = write->remove; key != NULL && *key != NULL; key++)
+    keys_add (keys, *key);
+}
+
+static void
+unref_node (gpointer node)
+{
+  if (node != NULL)
+    json_node_unref (node);
+}
+
+/* Takes a write out of the overlay; adds to `changed` each of its keys whose visible value
+ * changes with it (another process's change that it stood over). */
+static void
+domain_drop_write (Domain *domain, Request *write, KeySet *changed)
+{
+  KeySet keys;
+  keys_init (&keys);
+  add_write_keys (&keys, write);
+  GPtrArray *before = g_ptr_array_new_with_free_func (unref_node);
+  for (guint i = 0; i < keys.names->len; i++)
+    {
+      JsonNode *value = domain_effective_value (domain, keys.names->pdata[i]);
+      g_ptr_array_add (before, value != NULL ? json_node_ref (value) : NULL);
+    }
+  if (g_queue_remove (&domain->overlay, write))
+    request_unref (write);
+  for (guint i = 0; i < keys.names->len; i++)
+    if (!same_value (before->pdata[i], domain_effective_value (domain, keys.names->pdata[i])))
+      keys_add (changed, keys.names->pdata[i]);
+  g_ptr_array_unref (before);
+  keys_clear (&keys);
 }
 
 /* Drops the overlay writes the event stream has caught up with. */
 static void
-domain_settle_overlay (Domain *domain)
+domain_settle_overlay (Domain *domain, KeySet *changed)
 {
   while (!g_queue_is_empty (&domain->overlay))
     {
       Request *write = g_queue_peek_head (&domain->overlay);
       if (write->answered_generation < 0 || write->answered_generation > domain->generation)
         break;
-      request_unref (g_queue_pop_head (&domain->overlay));
+      domain_drop_write (domain, write, changed);
     }
 }
 
 /* ---- Notifications ---- */
 
 static void
-notify (GQueue *out, const char *domain, GPtrArray *keys, DefaultsOrigin origin)
+notify (GQueue *out, const char *domain, KeySet *keys, DefaultsOrigin origin)
 {
-  if (keys->len == 0)
+  if (keys->names->len == 0)
     return;
   Notification *notification = g_new0 (Notification, 1);
   notification->domain = g_strdup (domain);
-  g_ptr_array_add (keys, NULL);
-  notification->keys = g_strdupv ((char **) keys->pdata);
-  g_ptr_array_remove_index (keys, keys->len - 1);
+  notification->keys = g_new0 (char *, keys->names->len + 1);
+  for (guint i = 0; i < keys->names->len; i++)
+    notification->keys[i] = g_strdup (keys->names->pdata[i]);
   notification->origin = origin;
   g_queue_push_tail (out, notification);
 }
@@ -285,18 +412,20 @@ notification_free (Notification *notification)
   g_free (notification);
 }
 
+static void client_unref (DefaultsClient *client);
+
 static void
 run_notification (DefaultsClient *client, Notification *notification)
 {
-  DefaultsChangeFunc change_func;
-  DefaultsConnectionFunc connection_func;
-  gpointer change_data, connection_data;
   g_mutex_lock (&client->lock);
-  change_func = client->change_func;
-  change_data = client->change_data;
-  connection_func = client->connection_func;
-  connection_data = client->connection_data;
+  gboolean stopping = client->stopping;
+  DefaultsChangeFunc change_func = client->change_func;
+  gpointer change_data = client->change_data;
+  DefaultsConnectionFunc connection_func = client->connection_func;
+  gpointer connection_data = client->connection_data;
   g_mutex_unlock (&client->lock);
+  if (stopping)
+    return;
   if (notification->is_connection)
     {
       if (connection_func != NULL)
@@ -307,7 +436,7 @@ run_notification (DefaultsClient *client, Notification *notification)
 }
 
 typedef struct {
-  DefaultsClient *client;
+  DefaultsClient *client;    /* a reference, so the call may come after defaults_client_free */
   Notification *notification;
 } ContextCall;
 
@@ -324,6 +453,7 @@ context_call_free (gpointer data)
 {
   ContextCall *call = data;
   notification_free (call->notification);
+  client_unref (call->client);
   g_free (call);
 }
 
@@ -341,10 +471,17 @@ deliver (DefaultsClient *client, GQueue *out)
         break;
       case DEFAULTS_DISPATCH_CONTEXT:
         {
+          /* Always through the context's loop, never at once on this thread, even where
+           * g_main_context_invoke would. */
           ContextCall *call = g_new0 (ContextCall, 1);
+          g_atomic_int_inc (&client->refs);
           call->client = client;
           call->notification = notification;
-          g_main_context_invoke_full (client->context, G_PRIORITY_DEFAULT, run_in_context, call, context_call_free);
+          GSource *source = g_idle_source_new ();
+          g_source_set_priority (source, G_PRIORITY_DEFAULT);
+          g_source_set_callback (source, run_in_context, call, context_call_free);
+          g_source_attach (source, client->context);
+          g_source_unref (source);
           break;
         }
       case DEFAULTS_DISPATCH_POLL:
@@ -386,15 +523,14 @@ defaults_client_get_fd (DefaultsClient *client)
 
 /* ---- Sending ---- */
 
-/* Writes a whole line, waiting for room at most the timeout. Lock held. */
+/* Writes a whole line, waiting for room until `deadline`. Lock held. */
 static gboolean
-send_line (DefaultsClient *client, const char *line)
+send_line (DefaultsClient *client, const char *line, gint64 deadline)
 {
   if (client->fd < 0)
     return FALSE;
   size_t length = strlen (line);
   size_t sent = 0;
-  gint64 deadline = g_get_monotonic_time () + (gint64) client->timeout_ms * 1000;
   while (sent < length)
     {
       ssize_t count = send (client->fd, line + sent, length - sent, MSG_NOSIGNAL);
@@ -409,7 +545,11 @@ send_line (DefaultsClient *client, const char *line)
         {
           gint64 left = (deadline - g_get_monotonic_time ()) / 1000;
           struct pollfd writable = { client->fd, POLLOUT, 0 };
-          if (left > 0 && poll (&writable, 1, (int) left) > 0)
+          int ready;
+          do
+            ready = poll (&writable, 1, (int) MAX (left, 0));
+          while (ready < 0 && errno == EINTR);
+          if (ready > 0)
             continue;
         }
       /* The daemon is gone or stuck: the reader thread sees the shutdown and reconnects. */
@@ -421,21 +561,20 @@ send_line (DefaultsClient *client, const char *line)
 
 /* Sends a request, to be answered in order. Lock held. */
 static gboolean
-send_request (DefaultsClient *client, Request *request)
+send_request (DefaultsClient *client, Request *request, gint64 deadline)
 {
-  if (!send_line (client, request->line))
+  if (!send_line (client, request->line, deadline))
     return FALSE;
   g_queue_push_tail (&client->in_flight, request_ref (request));
   return TRUE;
 }
 
-/* Waits for a request's answer, at most the timeout. Lock held. */
+/* Waits for a request's answer until `deadline`; on the reader thread, not at all. Lock held. */
 static gboolean
-wait_for (DefaultsClient *client, Request *request, GError **error)
+wait_for (DefaultsClient *client, Request *request, gint64 deadline, GError **error)
 {
-  gint64 deadline = g_get_monotonic_time () + (gint64) client->timeout_ms * 1000;
   while (!request->done)
-    if (!g_cond_wait_until (&client->answered, &client->lock, deadline))
+    if (on_reader_thread (client) || !g_cond_wait_until (&client->answered, &client->lock, deadline))
       {
         if (request->done)
           break;
@@ -459,30 +598,48 @@ add_domain_members (JsonObject *members, const char *op, const char *domain)
     json_object_set_string_member (members, "domain", domain);
 }
 
-/* Subscribes to and loads a domain. Lock held; the get's request is answered for waiting. */
-static Request *
-load_domain (DefaultsClient *client, Domain *domain)
+static JsonObject *
+domains_request (const char *op, const char *domain)
 {
-  JsonObject *subscribe = json_object_new ();
-  json_object_set_string_member (subscribe, "op", "subscribe");
+  JsonObject *members = json_object_new ();
+  json_object_set_string_member (members, "op", op);
   JsonArray *names = json_array_new ();
-  json_array_add_string_element (names, domain->name);
-  json_object_set_array_member (subscribe, "domains", names);
-  Request *subscription = request_new (client, REQUEST_SUBSCRIBE, domain->name, subscribe);
-  gboolean sent = send_request (client, subscription);
+  json_array_add_string_element (names, domain);
+  json_object_set_array_member (members, "domains", names);
+  return members;
+}
+
+/* Subscribes to and loads a domain; the get's request, to wait for. Lock held. */
+static Request *
+load_domain (DefaultsClient *client, Domain *domain, gint64 deadline)
+{
+  Request *subscription = request_new (client, REQUEST_SUBSCRIBE, domain->name, domains_request ("subscribe", domain->name));
+  gboolean sent = send_request (client, subscription, deadline);
   request_unref (subscription);
   if (!sent)
     return NULL;
   JsonObject *get = json_object_new ();
   add_domain_members (get, "get", domain->name);
   Request *request = request_new (client, REQUEST_GET, domain->name, get);
-  if (!send_request (client, request))
+  if (!send_request (client, request, deadline))
     {
       request_unref (request);
       return NULL;
     }
   domain->loading = TRUE;
   return request;
+}
+
+/* Loads a domain again, telling whoever watches what changed when the answer comes. Lock held. */
+static void
+reload_domain (DefaultsClient *client, Domain *domain)
+{
+  Request *reload = load_domain (client, domain, deadline_of (client));
+  if (reload != NULL)
+    {
+      reload->abandoned = TRUE;
+      request_unref (reload);
+    }
 }
 
 /* ---- Answers and events (reader thread, lock held) ---- */
@@ -494,89 +651,106 @@ fail_request (Request *request, DefaultsErrorCode code, const char *message)
     request->error = g_error_new_literal (DEFAULTS_ERROR, code, message);
 }
 
+static void apply_event (DefaultsClient *client, Domain *domain, JsonObject *event, GQueue *out);
+
 static void
 take_get_answer (DefaultsClient *client, Request *request, JsonObject *answer, GQueue *out)
 {
-  Domain *domain = domain_lookup (client, request->domain, TRUE);
+  Domain *domain = domain_lookup (client, request->domain);
   domain->loading = FALSE;
-  JsonNode *value = json_object_get_member (answer, "value");
-  if (value == NULL || !JSON_NODE_HOLDS_OBJECT (value) || !json_object_has_member (answer, "generation"))
+  JsonObject *values = object_member (answer, "value");
+  gint64 generation = integer_member (answer, "generation", -1);
+  if (values == NULL || generation < 0)
     return fail_request (request, DEFAULTS_ERROR_PROTOCOL, "a get answer without a value");
-  JsonNode *forced_node = json_object_get_member (answer, "forced");
-  JsonObject *forced = forced_node != NULL && JSON_NODE_HOLDS_OBJECT (forced_node)
-                       ? json_object_ref (json_node_get_object (forced_node)) : json_object_new ();
-  g_autoptr (GPtrArray) keys = g_ptr_array_new_with_free_func (g_free);
+  JsonObject *forced_values = object_member (answer, "forced");
+  JsonObject *forced = forced_values != NULL ? json_object_ref (forced_values) : json_object_new ();
+  KeySet keys;
+  keys_init (&keys);
   /* A caller that waited reads the new state itself; anyone else is told what changed. */
   if (domain->loaded || request->abandoned)
     {
-      add_differences (keys, domain->values, json_node_get_object (value));
-      add_differences (keys, domain->forced, forced);
+      add_differences (&keys, domain->values, values);
+      add_differences (&keys, domain->forced, forced);
     }
   json_object_unref (domain->values);
   json_object_unref (domain->forced);
-  domain->values = json_object_ref (json_node_get_object (value));
+  /* A copy: events change it, and the answer's object belongs to its parser. */
+  JsonNode *copy = json_node_copy (json_object_get_member (answer, "value"));
+  domain->values = json_object_ref (json_node_get_object (copy));
+  json_node_unref (copy);
   domain->forced = forced;
-  domain->generation = json_object_get_int_member (answer, "generation");
+  domain->generation = generation;
   domain->loaded = TRUE;
-  domain_settle_overlay (domain);
-  notify (out, domain->name, keys, DEFAULTS_ORIGIN_RESYNC);
+  domain_settle_overlay (domain, &keys);
+  notify (out, domain->name, &keys, DEFAULTS_ORIGIN_RESYNC);
+  keys_clear (&keys);
+  /* The events that came meanwhile and are newer than the answer. */
+  JsonObject *event;
+  while ((event = g_queue_pop_head (&domain->held_events)) != NULL)
+    {
+      apply_event (client, domain, event, out);
+      json_object_unref (event);
+    }
 }
 
 static void
 take_apply_answer (DefaultsClient *client, Request *request, JsonObject *answer, GQueue *out)
 {
-  Domain *domain = domain_lookup (client, request->domain, FALSE);
+  Domain *domain = domain_lookup (client, request->domain);
+  KeySet keys;
+  keys_init (&keys);
   if (request->error == NULL)
     {
-      request->answered_generation = json_object_has_member (answer, "generation")
-                                     ? json_object_get_int_member (answer, "generation") : 0;
-      if (domain != NULL)
-        domain_settle_overlay (domain);
-      return;
+      request->answered_generation = integer_member (answer, "generation", 0);
+      domain_settle_overlay (domain, &keys);
     }
-  /* Refused: the write leaves the overlay, and whoever read it is told of the value under it. */
-  if (domain == NULL || !g_queue_remove (&domain->overlay, request))
-    return;
-  g_autoptr (GPtrArray) keys = g_ptr_array_new_with_free_func (g_free);
-  if (request->set != NULL)
-    {
-      g_autoptr (GList) names = json_object_get_members (request->set);
-      for (GList *name = names; name != NULL; name = name->next)
-        g_ptr_array_add (keys, g_strdup (name->data));
-    }
-  for (char **name = request->remove; name != NULL && *name != NULL; name++)
-    g_ptr_array_add (keys, g_strdup (*name));
-  request_unref (request);
-  notify (out, domain->name, keys, DEFAULTS_ORIGIN_RESYNC);
+  else
+    /* Refused: the write leaves the overlay, and whoever read it is told of the value under it. */
+    domain_drop_write (domain, request, &keys);
+  notify (out, domain->name, &keys, DEFAULTS_ORIGIN_RESYNC);
+  keys_clear (&keys);
 }
 
-static void
+/* Takes one answer; FALSE when it cannot be this connection's next one. */
+static gboolean
 take_answer (DefaultsClient *client, JsonObject *answer, GQueue *out)
 {
-  gint64 id = json_object_has_member (answer, "id") ? json_object_get_int_member (answer, "id") : -1;
   Request *request = g_queue_pop_head (&client->in_flight);
-  if (request == NULL)
-    return;
-  if ((gint64) request->id != id)
-    fail_request (request, DEFAULTS_ERROR_PROTOCOL, "an answer out of order");
-  else if (!json_object_get_boolean_member_with_default (answer, "ok", FALSE))
+  if (request == NULL || (gint64) request->id != integer_member (answer, "id", -1))
     {
-      JsonObject *failure = json_object_get_object_member (answer, "error");
-      const char *code = failure != NULL ? json_object_get_string_member_with_default (failure, "code", "") : "";
-      const char *message = failure != NULL ? json_object_get_string_member_with_default (failure, "message", code) : code;
-      fail_request (request, defaults_error_code_from_name (code), message);
+      if (request != NULL)
+        g_queue_push_head (&client->in_flight, request);
+      return FALSE;
+    }
+  JsonNode *ok = json_object_get_member (answer, "ok");
+  if (ok == NULL || !JSON_NODE_HOLDS_VALUE (ok) || !json_node_get_boolean (ok))
+    {
+      JsonObject *failure = object_member (answer, "error");
+      const char *code = string_member (failure, "code");
+      const char *message = string_member (failure, "message");
+      DefaultsErrorCode error = defaults_error_code_from_name (code != NULL ? code : "");
+      if (error == DEFAULTS_ERROR_SHUTTING_DOWN && request->kind == REQUEST_APPLY)
+        {
+          /* Not applied: sent again to the next daemon, as the protocol asks. */
+          g_queue_push_tail (&client->unsent, request);
+          return TRUE;
+        }
+      fail_request (request, error, message != NULL ? message : (code != NULL ? code : "refused"));
     }
   switch (request->kind)
     {
     case REQUEST_HELLO:
       if (request->error == NULL)
-        client->connection_number = json_object_get_int_member_with_default (answer, "connection", -1);
+        {
+          client->connection_number = integer_member (answer, "connection", -1);
+          client->retry_ms = 0;
+        }
       break;
     case REQUEST_GET:
       if (request->error == NULL)
         take_get_answer (client, request, answer, out);
-      else if (domain_lookup (client, request->domain, FALSE) != NULL)
-        domain_lookup (client, request->domain, FALSE)->loading = FALSE;
+      else
+        domain_lookup (client, request->domain)->loading = FALSE;
       break;
     case REQUEST_APPLY:
       take_apply_answer (client, request, answer, out);
@@ -587,52 +761,38 @@ take_answer (DefaultsClient *client, JsonObject *answer, GQueue *out)
   request->done = TRUE;
   request_unref (request);
   g_cond_broadcast (&client->answered);
+  return TRUE;
 }
 
 static DefaultsOrigin
 origin_of (DefaultsClient *client, JsonObject *origin)
 {
-  if (origin == NULL)
-    return DEFAULTS_ORIGIN_ANOTHER_PROCESS;
-  const char *source = json_object_get_string_member_with_default (origin, "source", NULL);
+  const char *source = string_member (origin, "source");
   if (g_strcmp0 (source, "file") == 0)
     return DEFAULTS_ORIGIN_FILE;
   if (g_strcmp0 (source, "managed") == 0)
     return DEFAULTS_ORIGIN_MANAGED;
   if (g_strcmp0 (source, "roaming") == 0)
     return DEFAULTS_ORIGIN_ROAMING;
-  if (json_object_get_int_member_with_default (origin, "connection", -2) == client->connection_number)
+  if (integer_member (origin, "connection", -2) == client->connection_number)
     return DEFAULTS_ORIGIN_THIS_CLIENT;
   return DEFAULTS_ORIGIN_ANOTHER_PROCESS;
 }
 
+/* Applies a didChange to a loaded domain's copy. */
 static void
-take_event (DefaultsClient *client, JsonObject *event, GQueue *out)
+apply_event (DefaultsClient *client, Domain *domain, JsonObject *event, GQueue *out)
 {
-  if (g_strcmp0 (json_object_get_string_member_with_default (event, "event", ""), "didChange") != 0
-      || json_object_has_member (event, "host"))
+  gint64 generation = integer_member (event, "generation", -1);
+  JsonObject *changes = object_member (event, "changes");
+  if (generation <= domain->generation || changes == NULL)
     return;
-  const char *name = json_object_get_string_member_with_default (event, "domain", "");
-  Domain *domain = domain_lookup (client, name, FALSE);
-  gint64 generation = json_object_get_int_member_with_default (event, "generation", -1);
-  if (domain == NULL || !domain->loaded || generation <= domain->generation)
-    return;
-  DefaultsOrigin origin = origin_of (client, json_object_get_object_member (event, "origin"));
-  JsonObject *changes = json_object_get_object_member (event, "changes");
-  if (changes == NULL)
-    return;
+  DefaultsOrigin origin = origin_of (client, object_member (event, "origin"));
   if (origin == DEFAULTS_ORIGIN_MANAGED)
-    {
-      /* The forced layer changed: load the domain again, which reports what changed. */
-      Request *reload = load_domain (client, domain);
-      if (reload != NULL)
-        {
-          reload->abandoned = TRUE;
-          request_unref (reload);
-        }
-      return;
-    }
-  g_autoptr (GPtrArray) keys = g_ptr_array_new_with_free_func (g_free);
+    /* The forced layer changed: load the domain again, which reports what changed. */
+    return reload_domain (client, domain);
+  KeySet keys;
+  keys_init (&keys);
   JsonObjectIter iter;
   const char *key;
   JsonNode *value;
@@ -643,32 +803,55 @@ take_event (DefaultsClient *client, JsonObject *event, GQueue *out)
         json_object_remove_member (domain->values, key);
       else
         json_object_set_member (domain->values, key, json_node_copy (value));
-      g_ptr_array_add (keys, g_strdup (key));
+      keys_add (&keys, key);
     }
   domain->generation = generation;
-  domain_settle_overlay (domain);
+  KeySet settled;
+  keys_init (&settled);
+  domain_settle_overlay (domain, &settled);
   /* This client's own changes were reported when they were made. */
   if (origin != DEFAULTS_ORIGIN_THIS_CLIENT)
-    notify (out, domain->name, keys, origin);
+    notify (out, domain->name, &keys, origin);
+  notify (out, domain->name, &settled, DEFAULTS_ORIGIN_RESYNC);
+  keys_clear (&settled);
+  keys_clear (&keys);
 }
 
 static void
-take_line (DefaultsClient *client, const char *line, gsize length, GQueue *out)
+take_event (DefaultsClient *client, JsonObject *event, GQueue *out)
 {
-  g_autoptr (JsonParser) parser = json_parser_new_immutable ();
-  if (!json_parser_load_from_data (parser, line, (gssize) length, NULL))
+  if (g_strcmp0 (string_member (event, "event"), "didChange") != 0 || json_object_has_member (event, "host"))
     return;
-  JsonNode *root = json_parser_get_root (parser);
-  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
+  const char *name = string_member (event, "domain");
+  Domain *domain = name != NULL ? g_hash_table_lookup (client->domains, name) : NULL;
+  if (domain == NULL)
     return;
-  JsonObject *object = json_node_get_object (root);
-  if (json_object_has_member (object, "event"))
-    take_event (client, object, out);
-  else
-    take_answer (client, object, out);
+  if (domain->loading)
+    g_queue_push_tail (&domain->held_events, json_object_ref (event));
+  else if (domain->loaded)
+    apply_event (client, domain, event, out);
 }
 
-/* ---- The connection (reader thread) ---- */
+/* Takes one line; FALSE when the connection cannot go on (a line that is not the protocol). */
+static gboolean
+take_line (DefaultsClient *client, const char *line, gsize length, GQueue *out)
+{
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  if (!json_parser_load_from_data (parser, line, (gssize) length, NULL))
+    return FALSE;
+  JsonNode *root = json_parser_get_root (parser);
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
+    return FALSE;
+  JsonObject *object = json_node_get_object (root);
+  if (json_object_has_member (object, "event"))
+    {
+      take_event (client, object, out);
+      return TRUE;
+    }
+  return take_answer (client, object, out);
+}
+
+/* ---- The connection ---- */
 
 /* Every request sent and not answered: applies go back, in order, before those not yet sent;
  * the others fail. Lock held. */
@@ -689,13 +872,18 @@ lose_connection (DefaultsClient *client, GQueue *out)
           continue;
         }
       fail_request (request, DEFAULTS_ERROR_NOT_CONNECTED, "the connection to defaultsd was lost");
-      if (request->kind == REQUEST_GET && domain_lookup (client, request->domain, FALSE) != NULL)
-        domain_lookup (client, request->domain, FALSE)->loading = FALSE;
+      if (request->kind == REQUEST_GET)
+        domain_lookup (client, request->domain)->loading = FALSE;
       request->done = TRUE;
       request_unref (request);
     }
   while ((request = g_queue_pop_tail (&requeued)) != NULL)
     g_queue_push_head (&client->unsent, request);
+  GHashTableIter iter;
+  Domain *domain;
+  g_hash_table_iter_init (&iter, client->domains);
+  while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &domain))
+    g_queue_clear_full (&domain->held_events, (GDestroyNotify) json_object_unref);
   g_cond_broadcast (&client->answered);
   Notification *notification = g_new0 (Notification, 1);
   notification->is_connection = TRUE;
@@ -703,69 +891,86 @@ lose_connection (DefaultsClient *client, GQueue *out)
   g_queue_push_tail (out, notification);
 }
 
-/* Connects, checks whom it talks to, says hello, loads the domains in use again and sends the
- * writes kept meanwhile. Lock held. */
-static gboolean
-connect_now (DefaultsClient *client, GQueue *out)
+/* A connected socket whose folder and server are trusted, or -1 and why not (in `problem`).
+ * Called without the lock: the trust check may look up users and groups. */
+static int
+open_connection (const char *socket_path, char **problem)
 {
-  g_autofree char *problem = defaults_socket_directory_problem (client->socket_path);
-  if (problem != NULL)
-    {
-      g_debug ("defaultsd: not connecting: %s", problem);
-      return FALSE;
-    }
+  *problem = defaults_socket_directory_problem (socket_path);
+  if (*problem != NULL)
+    return -1;
   struct sockaddr_un address = { .sun_family = AF_UNIX };
-  if (strlen (client->socket_path) >= sizeof address.sun_path)
-    return FALSE;
-  strcpy (address.sun_path, client->socket_path);
+  if (strlen (socket_path) >= sizeof address.sun_path)
+    return -1;
+  strcpy (address.sun_path, socket_path);
   int fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0)
-    return FALSE;
+    return -1;
   if (connect (fd, (struct sockaddr *) &address, sizeof address) != 0)
     {
       close (fd);
-      return FALSE;
+      return -1;
     }
   struct ucred peer;
   socklen_t peer_length = sizeof peer;
   if (getsockopt (fd, SOL_SOCKET, SO_PEERCRED, &peer, &peer_length) != 0 || (peer.uid != getuid () && peer.uid != 0))
     {
-      g_debug ("defaultsd: the socket's server is neither this user nor root; not talking to it");
+      *problem = g_strdup_printf ("the process serving %s runs as uid %u, neither you nor root", socket_path, (unsigned) peer.uid);
       close (fd);
-      return FALSE;
+      return -1;
     }
+  return fd;
+}
+
+/* Adopts a new connection: hello, the domains in use loaded again, and the writes kept
+ * meanwhile sent, in order. Lock held. */
+static void
+adopt_connection (DefaultsClient *client, int fd, GQueue *out)
+{
+  gint64 deadline = deadline_of (client);
   client->fd = fd;
   JsonObject *hello = json_object_new ();
   json_object_set_string_member (hello, "op", "hello");
   json_object_set_string_member (hello, "client", g_get_prgname () != NULL ? g_get_prgname () : "libdefaultsd");
   Request *request = request_new (client, REQUEST_HELLO, NULL, hello);
-  send_request (client, request);
+  send_request (client, request, deadline);
   request_unref (request);
   GHashTableIter iter;
   Domain *domain;
   g_hash_table_iter_init (&iter, client->domains);
   while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &domain))
     if (domain->loaded || domain->watchers > 0 || !g_queue_is_empty (&domain->overlay))
-      {
-        Request *reload = load_domain (client, domain);
-        if (reload != NULL)
-          {
-            reload->abandoned = TRUE;
-            request_unref (reload);
-          }
-      }
-  while ((request = g_queue_pop_head (&client->unsent)) != NULL)
+      reload_domain (client, domain);
+  while (client->fd >= 0 && (request = g_queue_pop_head (&client->unsent)) != NULL)
     {
-      send_request (client, request);
+      if (!send_request (client, request, deadline))
+        g_queue_push_head (&client->unsent, request_ref (request));
       request_unref (request);
     }
-  if (client->fd < 0)
-    return FALSE;
   Notification *notification = g_new0 (Notification, 1);
   notification->is_connection = TRUE;
   notification->connected = TRUE;
   g_queue_push_tail (out, notification);
-  return TRUE;
+}
+
+/* One attempt to connect. Lock held on entry and exit; dropped while connecting. */
+static void
+try_to_connect (DefaultsClient *client, GQueue *out)
+{
+  char *path = g_strdup (client->socket_path);
+  g_mutex_unlock (&client->lock);
+  char *problem = NULL;
+  int fd = open_connection (path, &problem);
+  g_mutex_lock (&client->lock);
+  g_free (path);
+  g_free (client->connect_problem);
+  client->connect_problem = problem;
+  if (problem != NULL)
+    g_debug ("defaultsd: not connecting: %s", problem);
+  if (fd >= 0 && (client->fd >= 0 || client->stopping))
+    close (fd);
+  else if (fd >= 0)
+    adopt_connection (client, fd, out);
 }
 
 static void
@@ -781,25 +986,28 @@ reader_main (gpointer data)
 {
   DefaultsClient *client = data;
   GByteArray *buffer = g_byte_array_new ();
-  guint retry_ms = 0;
+  gsize scanned = 0;   /* bytes of `buffer` known to hold no newline */
   g_mutex_lock (&client->lock);
   while (!client->stopping)
     {
       GQueue out = G_QUEUE_INIT;
-      if (client->fd < 0)
+      if (client->fd < 0 && g_get_monotonic_time () >= client->next_attempt)
         {
-          if (connect_now (client, &out))
-            retry_ms = 0;
-          else
-            retry_ms = retry_ms == 0 ? FIRST_RETRY_MS : MIN (retry_ms * 2, LONGEST_RETRY_MS);
+          try_to_connect (client, &out);
+          /* The wait grows with every attempt, connected or not, and only an answered hello
+           * resets it: a daemon that accepts and closes at once is not hammered. */
+          client->retry_ms = client->retry_ms == 0 ? FIRST_RETRY_MS : MIN (client->retry_ms * 2, LONGEST_RETRY_MS);
+          client->next_attempt = g_get_monotonic_time () + (gint64) client->retry_ms * 1000;
           g_byte_array_set_size (buffer, 0);
+          scanned = 0;
         }
       int fd = client->fd;
+      gint64 wait_ms = MAX (0, (client->next_attempt - g_get_monotonic_time ()) / 1000 + 1);
       g_mutex_unlock (&client->lock);
       deliver (client, &out);
 
       struct pollfd watched[2] = { { client->wake_fd, POLLIN, 0 }, { fd, POLLIN, 0 } };
-      int ready = poll (watched, fd >= 0 ? 2 : 1, fd >= 0 ? -1 : (int) retry_ms);
+      int ready = poll (watched, fd >= 0 ? 2 : 1, fd >= 0 ? -1 : (int) wait_ms);
       if (ready > 0 && (watched[0].revents & POLLIN))
         drain (client->wake_fd);
       gboolean lost = FALSE;
@@ -816,17 +1024,22 @@ reader_main (gpointer data)
       if (fd >= 0 && fd == client->fd)
         {
           gsize start = 0;
-          for (gsize i = 0; i < buffer->len; i++)
+          for (gsize i = scanned; i < buffer->len && !lost; i++)
             if (buffer->data[i] == '\n')
               {
-                take_line (client, (const char *) buffer->data + start, i - start, &out);
+                lost = !take_line (client, (const char *) buffer->data + start, i - start, &out);
                 start = i + 1;
               }
           g_byte_array_remove_range (buffer, 0, (guint) start);
+          scanned = buffer->len;
           if (buffer->len > MAXIMUM_LINE_BYTES)
             lost = TRUE;
           if (lost)
-            lose_connection (client, &out);
+            {
+              lose_connection (client, &out);
+              g_byte_array_set_size (buffer, 0);
+              scanned = 0;
+            }
         }
       if (!g_queue_is_empty (&out))
         {
@@ -858,6 +1071,7 @@ DefaultsClient *
 defaults_client_new (const char *socket_path, DefaultsDispatch dispatch, GMainContext *context)
 {
   DefaultsClient *client = g_new0 (DefaultsClient, 1);
+  client->refs = 1;
   client->socket_path = socket_path != NULL ? g_strdup (socket_path) : default_socket_path ();
   client->dispatch = dispatch;
   if (dispatch == DEFAULTS_DISPATCH_CONTEXT)
@@ -873,11 +1087,29 @@ defaults_client_new (const char *socket_path, DefaultsDispatch dispatch, GMainCo
   /* The first connection is made here, so that the first read can be answered at once. */
   GQueue out = G_QUEUE_INIT;
   g_mutex_lock (&client->lock);
-  connect_now (client, &out);
+  try_to_connect (client, &out);
   g_mutex_unlock (&client->lock);
   deliver (client, &out);
   client->reader = g_thread_new ("defaultsd-reader", reader_main, client);
   return client;
+}
+
+static void
+client_unref (DefaultsClient *client)
+{
+  if (!g_atomic_int_dec_and_test (&client->refs))
+    return;
+  g_queue_clear_full (&client->in_flight, (GDestroyNotify) request_unref);
+  g_queue_clear_full (&client->unsent, (GDestroyNotify) request_unref);
+  g_queue_clear_full (&client->waiting_notifications, (GDestroyNotify) notification_free);
+  g_hash_table_unref (client->domains);
+  if (client->context != NULL)
+    g_main_context_unref (client->context);
+  g_mutex_clear (&client->lock);
+  g_cond_clear (&client->answered);
+  g_free (client->connect_problem);
+  g_free (client->socket_path);
+  g_free (client);
 }
 
 void
@@ -896,19 +1128,12 @@ defaults_client_free (DefaultsClient *client)
   g_thread_join (client->reader);
   if (client->fd >= 0)
     close (client->fd);
-  g_queue_clear_full (&client->in_flight, (GDestroyNotify) request_unref);
-  g_queue_clear_full (&client->unsent, (GDestroyNotify) request_unref);
-  g_queue_clear_full (&client->waiting_notifications, (GDestroyNotify) notification_free);
-  g_hash_table_unref (client->domains);
+  client->fd = -1;
   close (client->wake_fd);
   if (client->dispatch_fd >= 0)
     close (client->dispatch_fd);
-  if (client->context != NULL)
-    g_main_context_unref (client->context);
-  g_mutex_clear (&client->lock);
-  g_cond_clear (&client->answered);
-  g_free (client->socket_path);
-  g_free (client);
+  /* Callbacks still queued on a context hold references; they see `stopping` and do nothing. */
+  client_unref (client);
 }
 
 void
@@ -943,21 +1168,21 @@ defaults_client_set_connection_func (DefaultsClient *client, DefaultsConnectionF
   g_mutex_unlock (&client->lock);
 }
 
-/* The loaded domain, loading it (and waiting at most the timeout) when it is not. Lock held. */
+/* The domain, loaded (waiting until `deadline` when it is not), or NULL when it cannot be now.
+ * Domains are never freed before the client, so the pointer stays good across the wait. Lock
+ * held. */
 static Domain *
-loaded_domain (DefaultsClient *client, const char *name, gboolean watch)
+loaded_domain (DefaultsClient *client, const char *name, gboolean watch, gint64 deadline)
 {
-  Domain *domain = domain_lookup (client, name, TRUE);
+  Domain *domain = domain_lookup (client, name);
   if (watch)
     domain->watchers++;
-  if (domain->loaded)
-    return domain;
-  if (!domain->loading && client->fd >= 0)
+  if (!domain->loaded && !domain->loading && client->fd >= 0)
     {
-      Request *request = load_domain (client, domain);
+      Request *request = load_domain (client, domain, deadline);
       if (request != NULL)
         {
-          wait_for (client, request, NULL);
+          wait_for (client, request, deadline, NULL);
           request_unref (request);
         }
     }
@@ -968,7 +1193,7 @@ gboolean
 defaults_client_watch (DefaultsClient *client, const char *domain)
 {
   g_mutex_lock (&client->lock);
-  gboolean loaded = loaded_domain (client, domain, TRUE) != NULL;
+  gboolean loaded = loaded_domain (client, domain, TRUE, deadline_of (client)) != NULL;
   g_mutex_unlock (&client->lock);
   return loaded;
 }
@@ -977,20 +1202,16 @@ void
 defaults_client_unwatch (DefaultsClient *client, const char *name)
 {
   g_mutex_lock (&client->lock);
-  Domain *domain = domain_lookup (client, name, FALSE);
-  if (domain != NULL && domain->watchers > 0 && --domain->watchers == 0)
+  Domain *domain = g_hash_table_lookup (client->domains, name);
+  /* Unsubscribed once nobody watches and no write of this client's waits for its event; the
+   * copy would then go stale, so it is loaded afresh when next asked for. */
+  if (domain != NULL && domain->watchers > 0 && --domain->watchers == 0 && g_queue_is_empty (&domain->overlay)
+      && !domain->loading)
     {
-      JsonObject *members = json_object_new ();
-      json_object_set_string_member (members, "op", "unsubscribe");
-      JsonArray *names = json_array_new ();
-      json_array_add_string_element (names, name);
-      json_object_set_array_member (members, "domains", names);
-      Request *request = request_new (client, REQUEST_UNSUBSCRIBE, name, members);
-      send_request (client, request);
+      Request *request = request_new (client, REQUEST_UNSUBSCRIBE, name, domains_request ("unsubscribe", name));
+      send_request (client, request, deadline_of (client));
       request_unref (request);
-      /* Its copy would go stale unwatched: it is loaded afresh when next asked for. */
-      if (g_queue_is_empty (&domain->overlay))
-        g_hash_table_remove (client->domains, name);
+      domain->loaded = FALSE;
     }
   g_mutex_unlock (&client->lock);
 }
@@ -999,13 +1220,13 @@ static JsonNode *
 get_value (DefaultsClient *client, const char *name, const char *key, gboolean effective)
 {
   g_mutex_lock (&client->lock);
-  Domain *domain = loaded_domain (client, name, FALSE);
+  Domain *domain = loaded_domain (client, name, FALSE, deadline_of (client));
   JsonNode *value = NULL;
   if (domain != NULL)
     value = effective ? domain_effective_value (domain, key) : domain_user_value (domain, key);
-  else if ((domain = domain_lookup (client, name, FALSE)) != NULL)
+  else
     /* Not loaded: this client's own writes, kept for the daemon, still read back. */
-    value = domain_user_value (domain, key);
+    value = domain_user_value (domain_lookup (client, name), key);
   if (value != NULL)
     value = json_node_ref (value);
   g_mutex_unlock (&client->lock);
@@ -1028,7 +1249,7 @@ gboolean
 defaults_client_is_forced (DefaultsClient *client, const char *name, const char *key)
 {
   g_mutex_lock (&client->lock);
-  Domain *domain = loaded_domain (client, name, FALSE);
+  Domain *domain = loaded_domain (client, name, FALSE, deadline_of (client));
   gboolean forced = domain != NULL && json_object_has_member (domain->forced, key);
   g_mutex_unlock (&client->lock);
   return forced;
@@ -1038,7 +1259,7 @@ gboolean
 defaults_client_has_forced (DefaultsClient *client, const char *name)
 {
   g_mutex_lock (&client->lock);
-  Domain *domain = loaded_domain (client, name, FALSE);
+  Domain *domain = loaded_domain (client, name, FALSE, deadline_of (client));
   gboolean forced = domain != NULL && json_object_get_size (domain->forced) > 0;
   g_mutex_unlock (&client->lock);
   return forced;
@@ -1053,37 +1274,33 @@ compare_names (gconstpointer a, gconstpointer b)
 char **
 defaults_client_list_keys (DefaultsClient *client, const char *name)
 {
-  g_autoptr (GPtrArray) keys = g_ptr_array_new ();
+  KeySet candidates;
+  keys_init (&candidates);
+  GPtrArray *keys = g_ptr_array_new ();
   g_mutex_lock (&client->lock);
-  Domain *domain = loaded_domain (client, name, FALSE);
+  Domain *domain = loaded_domain (client, name, FALSE, deadline_of (client));
   if (domain != NULL)
     {
-      g_autoptr (GHashTable) names = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-      g_autoptr (GList) members = json_object_get_members (domain->values);
-      for (GList *link = members; link != NULL; link = link->next)
-        if (domain_user_value (domain, link->data) != NULL)
-          g_hash_table_add (names, g_strdup (link->data));
-      g_autoptr (GList) forced = json_object_get_members (domain->forced);
-      for (GList *link = forced; link != NULL; link = link->next)
-        g_hash_table_add (names, g_strdup (link->data));
+      JsonObjectIter iter;
+      const char *key;
+      JsonNode *value;
+      json_object_iter_init (&iter, domain->values);
+      while (json_object_iter_next (&iter, &key, &value))
+        keys_add (&candidates, key);
+      json_object_iter_init (&iter, domain->forced);
+      while (json_object_iter_next (&iter, &key, &value))
+        keys_add (&candidates, key);
       for (GList *link = domain->overlay.head; link != NULL; link = link->next)
-        {
-          Request *write = link->data;
-          g_autoptr (GList) set = write->set != NULL ? json_object_get_members (write->set) : NULL;
-          for (GList *name_link = set; name_link != NULL; name_link = name_link->next)
-            if (domain_user_value (domain, name_link->data) != NULL)
-              g_hash_table_add (names, g_strdup (name_link->data));
-        }
-      GHashTableIter iter;
-      char *key;
-      g_hash_table_iter_init (&iter, names);
-      while (g_hash_table_iter_next (&iter, (gpointer *) &key, NULL))
-        g_ptr_array_add (keys, g_strdup (key));
+        add_write_keys (&candidates, link->data);
+      for (guint i = 0; i < candidates.names->len; i++)
+        if (domain_effective_value (domain, candidates.names->pdata[i]) != NULL)
+          g_ptr_array_add (keys, g_strdup (candidates.names->pdata[i]));
     }
   g_mutex_unlock (&client->lock);
+  keys_clear (&candidates);
   g_ptr_array_sort (keys, compare_names);
   g_ptr_array_add (keys, NULL);
-  return (char **) g_ptr_array_free (g_steal_pointer (&keys), FALSE);
+  return (char **) g_ptr_array_free (keys, FALSE);
 }
 
 gboolean
@@ -1101,30 +1318,24 @@ defaults_client_apply (DefaultsClient *client, const char *name, JsonObject *set
         json_array_add_string_element (names, *key);
       json_object_set_array_member (members, "remove", names);
     }
-  g_autoptr (GPtrArray) keys = g_ptr_array_new_with_free_func (g_free);
-  if (set != NULL)
-    {
-      g_autoptr (GList) names = json_object_get_members (set);
-      for (GList *link = names; link != NULL; link = link->next)
-        g_ptr_array_add (keys, g_strdup (link->data));
-    }
-  for (const char *const *key = remove; key != NULL && *key != NULL; key++)
-    g_ptr_array_add (keys, g_strdup (*key));
 
   g_mutex_lock (&client->lock);
+  gint64 deadline = deadline_of (client);
   /* Loaded and subscribed first: the events that follow settle the write's overlay. */
-  loaded_domain (client, name, FALSE);
+  loaded_domain (client, name, FALSE, deadline);
   Request *request = request_new (client, REQUEST_APPLY, name, members);
   request->set = set != NULL ? json_object_ref (set) : NULL;
   request->remove = g_strdupv ((char **) remove);
-  Domain *domain = domain_lookup (client, name, TRUE);
+  Domain *domain = domain_lookup (client, name);
   g_queue_push_tail (&domain->overlay, request_ref (request));
-  gboolean answered = FALSE;
-  if (!g_queue_is_empty (&client->unsent) || !send_request (client, request))
+  KeySet keys;
+  keys_init (&keys);
+  add_write_keys (&keys, request);
+  GError *refusal = NULL;
+  if (!g_queue_is_empty (&client->unsent) || !send_request (client, request, deadline))
     g_queue_push_tail (&client->unsent, request_ref (request));
-  else
-    answered = wait_for (client, request, NULL) || request->done;
-  GError *refusal = answered && request->error != NULL ? g_error_copy (request->error) : NULL;
+  else if (!wait_for (client, request, deadline, NULL) && request->done && request->error != NULL)
+    refusal = g_error_copy (request->error);
   DefaultsChangeFunc change_func = client->change_func;
   gpointer change_data = client->change_data;
   g_mutex_unlock (&client->lock);
@@ -1132,14 +1343,17 @@ defaults_client_apply (DefaultsClient *client, const char *name, JsonObject *set
 
   if (refusal != NULL)
     {
+      keys_clear (&keys);
       g_propagate_error (error, refusal);
       return FALSE;
     }
-  if (change_func != NULL && keys->len > 0)
+  if (change_func != NULL && keys.names->len > 0)
     {
-      g_ptr_array_add (keys, NULL);
-      change_func (client, name, (const char *const *) keys->pdata, DEFAULTS_ORIGIN_THIS_CLIENT, change_data);
+      g_ptr_array_add (keys.names, NULL);
+      change_func (client, name, (const char *const *) keys.names->pdata, DEFAULTS_ORIGIN_THIS_CLIENT, change_data);
+      g_ptr_array_remove_index (keys.names, keys.names->len - 1);
     }
+  keys_clear (&keys);
   return TRUE;
 }
 
@@ -1161,20 +1375,23 @@ defaults_client_remove (DefaultsClient *client, const char *domain, const char *
 gboolean
 defaults_client_synchronize (DefaultsClient *client, GError **error)
 {
-  JsonObject *members = json_object_new ();
-  json_object_set_string_member (members, "op", "synchronize");
   g_mutex_lock (&client->lock);
   if (!g_queue_is_empty (&client->unsent) || client->fd < 0)
     {
+      if (client->connect_problem != NULL)
+        g_set_error (error, DEFAULTS_ERROR, DEFAULTS_ERROR_UNTRUSTED, "not connecting to defaultsd: %s", client->connect_problem);
+      else
+        g_set_error (error, DEFAULTS_ERROR, DEFAULTS_ERROR_NOT_CONNECTED, "defaultsd is not running; writes are kept until it is");
       g_mutex_unlock (&client->lock);
-      json_object_unref (members);
-      g_set_error (error, DEFAULTS_ERROR, DEFAULTS_ERROR_NOT_CONNECTED,
-                   "defaultsd is not running; writes are kept until it is");
       return FALSE;
     }
+  JsonObject *members = json_object_new ();
+  json_object_set_string_member (members, "op", "synchronize");
   Request *request = request_new (client, REQUEST_SYNCHRONIZE, NULL, members);
-  gboolean ok = send_request (client, request) && wait_for (client, request, error);
-  if (!ok && error != NULL && *error == NULL)
+  gint64 deadline = deadline_of (client);
+  gboolean sent = send_request (client, request, deadline);
+  gboolean ok = sent && wait_for (client, request, deadline, error);
+  if (!sent)
     g_set_error (error, DEFAULTS_ERROR, DEFAULTS_ERROR_NOT_CONNECTED, "the connection to defaultsd was lost");
   g_mutex_unlock (&client->lock);
   request_unref (request);

@@ -6,6 +6,9 @@
 #include <glib/gstdio.h>
 #include <poll.h>
 #include <stdio.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 #include <signal.h>
 #include <string.h>
 
@@ -359,6 +362,141 @@ test_the_socket_folder_must_be_trusted (void)
   g_rmdir (directory);
 }
 
+/* A change callback on the reader thread that writes: the write does not wait for an answer
+ * only that thread could read. */
+typedef struct {
+  DefaultsClient *client;
+  gint64 write_took;
+  gboolean wrote;
+} Reentrant;
+
+static void
+write_from_callback (DefaultsClient *client, const char *domain, const char *const *keys, DefaultsOrigin origin, gpointer data)
+{
+  Reentrant *reentrant = data;
+  if (origin != DEFAULTS_ORIGIN_ANOTHER_PROCESS || reentrant->wrote)
+    return;
+  g_autoptr (JsonNode) value = json_node_init_string (json_node_alloc (), "seen");
+  gint64 started = g_get_monotonic_time ();
+  g_assert_true (defaults_client_set (client, DOMAIN, "echo", value, NULL));
+  reentrant->write_took = g_get_monotonic_time () - started;
+  g_atomic_int_set (&reentrant->wrote, TRUE);
+}
+
+static void
+test_a_callback_may_write_without_waiting (void)
+{
+  TestDaemon *daemon = test_daemon_start (NULL);
+  DefaultsClient *client = defaults_client_new (daemon->socket_path, DEFAULTS_DISPATCH_THREAD, NULL);
+  defaults_client_set_timeout (client, 2000);
+  Reentrant reentrant = { client, 0, FALSE };
+  defaults_client_set_change_func (client, write_from_callback, &reentrant);
+  g_assert_true (defaults_client_watch (client, DOMAIN));
+  g_free (test_daemon_request (daemon, "{\"op\":\"set\",\"domain\":\"" DOMAIN "\",\"key\":\"k\",\"value\":1}"));
+  gint64 deadline = g_get_monotonic_time () + 10 * G_TIME_SPAN_SECOND;
+  while (!g_atomic_int_get (&reentrant.wrote) && g_get_monotonic_time () < deadline)
+    g_usleep (1000);
+  g_assert_true (reentrant.wrote);
+  g_assert_cmpint (reentrant.write_took, <, G_TIME_SPAN_SECOND / 10);
+  g_assert_true (defaults_client_synchronize (client, NULL));
+  g_autofree char *stored = test_daemon_request (daemon, "{\"op\":\"get\",\"domain\":\"" DOMAIN "\",\"key\":\"echo\"}");
+  g_assert_true (g_str_has_prefix (stored, "{\"ok\":true,\"value\":\"seen\","));
+  defaults_client_free (client);
+  test_daemon_free (daemon);
+}
+
+/* On the default context, a change is told only when that context's loop runs, on its thread,
+ * never at once on the reader thread. */
+static void
+test_context_dispatch_waits_for_the_loop (void)
+{
+  TestDaemon *daemon = test_daemon_start (NULL);
+  ContextRecord record = { FALSE, NULL };
+  DefaultsClient *client = defaults_client_new (daemon->socket_path, DEFAULTS_DISPATCH_CONTEXT, NULL);
+  defaults_client_set_change_func (client, record_in_context, &record);
+  g_assert_true (defaults_client_watch (client, DOMAIN));
+  g_free (test_daemon_request (daemon, "{\"op\":\"set\",\"domain\":\"" DOMAIN "\",\"key\":\"k\",\"value\":5}"));
+  /* The copy has the change once a synchronize on the same connection is answered. */
+  g_assert_true (defaults_client_synchronize (client, NULL));
+  assert_value (client, "k", "5");
+  g_assert_false (record.told);
+  gboolean expired = FALSE;
+  guint timeout = g_timeout_add_seconds (10, give_up, &expired);
+  while (!record.told && !expired)
+    g_main_context_iteration (NULL, TRUE);
+  if (!expired)
+    g_source_remove (timeout);
+  g_assert_true (record.told);
+  g_assert_true (record.thread == g_thread_self ());
+  defaults_client_free (client);
+  test_daemon_free (daemon);
+}
+
+typedef struct {
+  int listener;
+  gint accepted;
+  gboolean stop;
+} Slammer;
+
+/* Accepts every connection and closes it at once, as a daemon at its connection limit does. */
+static gpointer
+slam (gpointer data)
+{
+  Slammer *slammer = data;
+  while (!g_atomic_int_get (&slammer->stop))
+    {
+      struct pollfd readable = { slammer->listener, POLLIN, 0 };
+      if (poll (&readable, 1, 50) <= 0)
+        continue;
+      int fd = accept (slammer->listener, NULL, NULL);
+      if (fd >= 0)
+        {
+          g_atomic_int_inc (&slammer->accepted);
+          close (fd);
+        }
+    }
+  return NULL;
+}
+
+static void
+test_a_server_that_closes_at_once_is_not_hammered (void)
+{
+  g_autofree char *directory = g_dir_make_tmp ("defaultsd-c-slam-XXXXXX", NULL);
+  g_autofree char *socket_path = g_build_filename (directory, "socket", NULL);
+  Slammer slammer = { socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), 0, FALSE };
+  struct sockaddr_un address = { .sun_family = AF_UNIX };
+  g_strlcpy (address.sun_path, socket_path, sizeof address.sun_path);
+  g_assert_cmpint (bind (slammer.listener, (struct sockaddr *) &address, sizeof address), ==, 0);
+  g_assert_cmpint (listen (slammer.listener, 64), ==, 0);
+  GThread *thread = g_thread_new ("slammer", slam, &slammer);
+  DefaultsClient *client = defaults_client_new (socket_path, DEFAULTS_DISPATCH_THREAD, NULL);
+  g_usleep (2 * G_USEC_PER_SEC);
+  defaults_client_free (client);
+  g_atomic_int_set (&slammer.stop, TRUE);
+  g_thread_join (thread);
+  close (slammer.listener);
+  /* 50, 100, 200, 400, 800 ms... : a handful in two seconds, not thousands. */
+  g_assert_cmpint (g_atomic_int_get (&slammer.accepted), <=, 8);
+  g_assert_cmpint (g_atomic_int_get (&slammer.accepted), >=, 2);
+  g_unlink (socket_path);
+  g_rmdir (directory);
+}
+
+static void
+test_an_untrusted_folder_is_named_by_synchronize (void)
+{
+  g_autofree char *directory = g_dir_make_tmp ("defaultsd-c-untrusted-XXXXXX", NULL);
+  g_assert_cmpint (g_chmod (directory, 0777), ==, 0);
+  g_autofree char *socket_path = g_build_filename (directory, "socket", NULL);
+  DefaultsClient *client = defaults_client_new (socket_path, DEFAULTS_DISPATCH_THREAD, NULL);
+  g_autoptr (GError) error = NULL;
+  g_assert_false (defaults_client_synchronize (client, &error));
+  g_assert_error (error, DEFAULTS_ERROR, DEFAULTS_ERROR_UNTRUSTED);
+  g_assert_true (strstr (error->message, "can be written by its group or others") != NULL);
+  defaults_client_free (client);
+  g_rmdir (directory);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -370,5 +508,9 @@ main (int argc, char **argv)
   g_test_add_func ("/client/a-restart-reconnects-and-reloads", test_a_restart_reconnects_and_reloads);
   g_test_add_func ("/client/context-and-poll-dispatch", test_context_and_poll_dispatch);
   g_test_add_func ("/client/the-socket-folder-must-be-trusted", test_the_socket_folder_must_be_trusted);
+  g_test_add_func ("/client/a-callback-may-write-without-waiting", test_a_callback_may_write_without_waiting);
+  g_test_add_func ("/client/context-dispatch-waits-for-the-loop", test_context_dispatch_waits_for_the_loop);
+  g_test_add_func ("/client/a-server-that-closes-at-once-is-not-hammered", test_a_server_that_closes_at_once_is_not_hammered);
+  g_test_add_func ("/client/an-untrusted-folder-is-named-by-synchronize", test_an_untrusted_folder_is_named_by_synchronize);
   return g_test_run ();
 }

@@ -185,15 +185,15 @@ extension ConfigurationOption {
             },
             current: { .integer(Int($0.settingsBundleScanInterval.nanoseconds / 1_000_000)) }),
         ConfigurationOption(
-            key: "settingsBundleStartWaitMilliseconds", flag: nil,
+            key: "settingsBundleWaitMilliseconds", flag: nil,
             summary: "How long the start waits for the Settings bundles to be read before the socket opens. Bundles read later apply when they are read, announced with bundleDefaultsChanged.",
             expected: "an integer from 0 to 60000", needsRestart: true,
             apply: { value, configuration in
                 guard case .integer(let ms) = value, (0...60_000).contains(ms) else { return false }
-                configuration.settingsBundleStartWait = .milliseconds(Int64(ms))
+                configuration.settingsBundleWait = .milliseconds(Int64(ms))
                 return true
             },
-            current: { .integer(Int($0.settingsBundleStartWait.nanoseconds / 1_000_000)) }),
+            current: { .integer(Int($0.settingsBundleWait.nanoseconds / 1_000_000)) }),
     ] + roaming
 
     public static func named(_ key: String) -> ConfigurationOption? { all.first { $0.key == key } }

@@ -66,7 +66,7 @@ public struct DaemonConfiguration: Sendable {
     /// How long the start waits for the first read of the Settings bundles: the socket opens
     /// then, whatever the bundles hold, so that no bundle can hold the start past the service
     /// manager's timeout.
-    public var settingsBundleStartWait: TimeAmount = .seconds(5)
+    public var settingsBundleWait: TimeAmount = .seconds(5)
     /// The administrator's managed (forced) preferences: `<dir>/<domain>.plist` for every user,
     /// `<dir>/users/<user name>/<domain>.plist` for one.
     public var managedPreferencesDirectory: String = "/etc/defaultsd/managed"

@@ -53,14 +53,18 @@ extension DomainFiles {
         return try stage(try PropertyListFile.encode(values, format: format), at: path, as: domain)
     }
 
-    /// Moves a hand edit the daemon refused out of the way of the domain's next write, to
-    /// `<state directory>/<file>.rejected-<time>`; beside the file when the state directory is on
-    /// another file system.
+    /// Keeps a hand edit the daemon refused as `<state directory>/<file>.rejected-<time>` (beside
+    /// the file when the state directory is on another file system), before the domain's write
+    /// replaces it. A hard link keeps it: the file stays at its path until the write's rename
+    /// replaces it, so the path is never missing, and a watcher never reads the domain as
+    /// emptied. What cannot be linked (a directory) is moved instead.
     private func keepRejected(_ path: String, now: Date) throws(DefaultsError) {
         let name = String(path.split(separator: "/").last ?? "") + ".rejected-" + DomainFiles.stamp(now)
-        if stateDirectory != directory, rename(path, stateDirectory + "/" + name) == 0 { return }
-        let aside = SystemText.parentDirectory(of: path) + "/" + name
-        guard rename(path, aside) == 0 else { throw ioError("cannot keep the rejected \(path) as \(aside)") }
+        let beside = SystemText.parentDirectory(of: path) + "/" + name
+        let places = (stateDirectory != directory ? [stateDirectory + "/" + name] : []) + [beside]
+        for place in places where link(path, place) == 0 { return }
+        for place in places where rename(path, place) == 0 { return }
+        throw ioError("cannot keep the rejected \(path) as \(beside)")
     }
 
     /// The file a symbolic link at `path` leads to, all links resolved; nil when `path` is not a
