@@ -186,6 +186,7 @@ install: deps-build $(LINKED_ORDER)
 install-c: gsettings-backend
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(GIO_MODULE_DIR) $(DESTDIR)$(BINDIR)
 	install -m 0755 $(C_BUILD)/defaultsd-import-dconf $(DESTDIR)$(BINDIR)/defaultsd-import-dconf
+	install -m 0755 $(C_BUILD)/defaultsd-schema $(DESTDIR)$(BINDIR)/defaultsd-schema
 	install -m 0755 $(C_BUILD)/libdefaultsd.so.$(LIBDEFAULTSD_VERSION) $(DESTDIR)$(LIBDIR)/
 	ln -sf libdefaultsd.so.$(LIBDEFAULTSD_VERSION) $(DESTDIR)$(LIBDIR)/libdefaultsd.so
 	install -m 0644 c/include/defaultsd.h $(DESTDIR)$(INCLUDEDIR)/defaultsd.h
@@ -225,8 +226,12 @@ $(GIO_MODULES)/libdefaultsdsettings.so: $(MODULE_SOURCES) c/gio/mapping.h $(C_BU
 $(C_BUILD)/defaultsd-import-dconf: c/tools/import-dconf.c c/gio/mapping.c c/gio/mapping.h $(C_BUILD)/libdefaultsd.a
 	cc $(C_FLAGS) -Ic/gio -o $@ c/tools/import-dconf.c c/gio/mapping.c $(C_BUILD)/libdefaultsd.a $(C_LIBS)
 
+$(C_BUILD)/defaultsd-schema: c/tools/schema.c c/gio/mapping.c c/gio/mapping.h
+	@mkdir -p $(C_BUILD)
+	cc $(C_FLAGS) -Ic/gio -o $@ c/tools/schema.c c/gio/mapping.c $(C_LIBS)
+
 gsettings-backend: deps-c $(C_BUILD)/libdefaultsd.so.$(LIBDEFAULTSD_VERSION) $(GIO_MODULES)/libdefaultsdsettings.so \
-	$(C_BUILD)/defaultsd-import-dconf
+	$(C_BUILD)/defaultsd-import-dconf $(C_BUILD)/defaultsd-schema
 	@echo "GIO_EXTRA_MODULES=$(CURDIR)/$(GIO_MODULES) GSETTINGS_BACKEND=defaultsd gsettings ... uses the running daemon"
 
 # The C tests: the value and path mapping alone, then the library and the module against the
@@ -250,7 +255,7 @@ c-test: gsettings-backend $(addprefix $(C_BUILD)/,$(C_TESTS))
 	LD_LIBRARY_PATH=$(CURDIR)/$(C_BUILD)/stage/lib DEFAULTSD_SOCKET=$(CURDIR)/$(C_BUILD)/no-daemon/socket $(C_BUILD)/installed-client
 	for test in $(C_TESTS); do \
 		DEFAULTSD_BINARY=$(CURDIR)/.build/debug/defaultsd GIO_MODULES_DIR=$(CURDIR)/$(GIO_MODULES) \
-		IMPORT_DCONF=$(CURDIR)/$(C_BUILD)/defaultsd-import-dconf \
+		IMPORT_DCONF=$(CURDIR)/$(C_BUILD)/defaultsd-import-dconf SCHEMA_TOOL=$(CURDIR)/$(C_BUILD)/defaultsd-schema \
 		SCHEMA_SOURCE=$(CURDIR)/c/tests/org.defaultsd.test.gschema.xml $(C_BUILD)/$$test || exit 1; \
 	done
 

@@ -44,7 +44,7 @@ struct DefaultsCompletionModel: ParsableCommand {
         commandName: "defaults",
         abstract: "Command line interface to a user's defaults (through defaultsd).",
         subcommands: [Read.self, ReadType.self, Write.self, Rename.self, Delete.self, Import.self, Export.self,
-                      Domains.self, Find.self, Watch.self, Sync.self, Settings.self, Roaming.self, Help.self])
+                      Domains.self, Find.self, Watch.self, Sync.self, Settings.self, Roaming.self, Schema.self, Help.self])
 
     struct Read: ParsableCommand {
         @Flag var json = false
@@ -99,6 +99,10 @@ struct DefaultsCompletionModel: ParsableCommand {
         @Flag var diagnostics = false
         @Argument(completion: .custom(completeDomains)) var domain: String?
         @Argument var rest: [String] = []
+    }
+    struct Schema: ParsableCommand {
+        @Argument(completion: .custom(completeDomains)) var domain: String
+        @Argument var key: String?
     }
     struct Help: ParsableCommand {}
 }

@@ -67,6 +67,9 @@ public enum Usage {
                                                <key> may be a row's title; a bare <value> is
                                                read as the row stores it (on/off for a switch,
                                                a choice's title or value, a slider's number)
+          schema <domain> [<key>]              shows the GSettings schema of a domain that GSettings
+                                               programs keep here: each key's type, summary,
+                                               description, default and range or choices
 
           --json                               (read, domains, find, watch, settings, roaming) prints JSON instead
           --socket <path>                      talks to the defaultsd listening on <path>

@@ -153,4 +153,22 @@ struct GSettingsCommandTests {
         #expect(try daemon.connect().request(#"{"op":"synchronize"}"#) == #"{"ok":true}"#)
         #expect(try daemon.storedValues(Self.schema)?["gtk-theme"] == .string("After"))
     }
+
+    /// `defaults schema`, through `defaultsd-schema` as `make gsettings-backend` builds it.
+    @Test func defaultsSchemaShowsAKeysTypeDefaultAndChoices() throws {
+        let daemon = try DaemonProcess()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: DefaultsCommandTests.binary)
+        process.arguments = ["schema", Self.schema, "color-scheme"]
+        process.environment = daemon.clientEnvironment.merging(
+            ["DEFAULTSD_SCHEMA_TOOL": GIOModule.folder + "/../c/defaultsd-schema"]) { $1 }
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        #expect(text.hasPrefix("color-scheme (s): Color scheme\n"))
+        #expect(text.hasSuffix("  default: 'default'\n  choices: default, prefer-dark, prefer-light\n"))
+    }
 }

@@ -324,6 +324,36 @@ test_a_real_dconf_database_is_imported (void)
   g_assert_cmpstr (as, ==, "['one', 'two']\n");
 }
 
+/* The schema tool: a key's description, and a value checked against its range. */
+static void
+test_the_schema_tool_describes_and_checks (void)
+{
+  const char *tool = g_getenv ("SCHEMA_TOOL");
+  g_autofree char *show = g_strdup_printf ("%s show " DOMAIN " range", tool);
+  g_autofree char *out = NULL;
+  int status = 1;
+  g_assert_true (g_spawn_command_line_sync (show, &out, NULL, &status, NULL));
+  g_assert_cmpint (status, ==, 0);
+  g_assert_cmpstr (out, ==, "range (i): \n  default: 5\n  range: 1 to 10\n");
+  g_autofree char *inside = g_strdup_printf ("%s check " DOMAIN " range 7", tool);
+  g_assert_true (g_spawn_command_line_sync (inside, NULL, NULL, &status, NULL));
+  g_assert_cmpint (status, ==, 0);
+  g_autofree char *outside = g_strdup_printf ("%s check " DOMAIN " range 11", tool);
+  g_autofree char *err = NULL;
+  g_assert_true (g_spawn_command_line_sync (outside, NULL, &err, &status, NULL));
+  g_assert_cmpint (status, !=, 0);
+  g_assert_cmpstr (err, ==, "11 is out of the range of range: 1 to 10\n");
+  g_autofree char *wrong = g_strdup_printf ("%s check " DOMAIN " range '\"fast\"'", tool);
+  g_autofree char *wrong_err = NULL;
+  g_assert_true (g_spawn_command_line_sync (wrong, NULL, &wrong_err, &status, NULL));
+  g_assert_cmpstr (wrong_err, ==, "range must be of type i\n");
+  g_autofree char *describe = g_strdup_printf ("%s describe " DOMAIN, tool);
+  g_autofree char *json = NULL;
+  g_assert_true (g_spawn_command_line_sync (describe, &json, NULL, &status, NULL));
+  g_assert_true (strstr (json, "{\"key\":\"range\",\"type\":\"i\",\"summary\":\"\",\"description\":\"\",\"default\":5,"
+                               "\"range\":{\"type\":\"range\",\"min\":1,\"max\":10}}") != NULL);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -349,6 +379,7 @@ main (int argc, char **argv)
   g_test_add_func ("/gsettings/relocatable-paths-map-reversibly", test_relocatable_paths_map_reversibly);
   g_test_add_func ("/gsettings/a-dconf-dump-is-imported", test_a_dconf_dump_is_imported);
   g_test_add_func ("/gsettings/a-real-dconf-database-is-imported", test_a_real_dconf_database_is_imported);
+  g_test_add_func ("/gsettings/the-schema-tool-describes-and-checks", test_the_schema_tool_describes_and_checks);
   int result = g_test_run ();
   test_daemon_free (daemon_under_test);
   g_autofree char *remove = g_strdup_printf ("rm -rf '%s'", schemas);

@@ -28,6 +28,7 @@ struct Command {
         case "sync": try sync(arguments)
         case "settings": try settings(arguments)
         case "roaming": try roaming(arguments)
+        case "schema": try schema(arguments)
         default: throw ToolError.usage
         }
     }
