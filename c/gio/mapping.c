@@ -164,6 +164,22 @@ is_typed_variant_name (const char *name)
   return name[0] == '@' && g_variant_type_string_is_valid (name + 1);
 }
 
+/* The value of an integer type that fits an Int64 (every one but `t`). */
+static gint64
+small_integer (GVariant *value)
+{
+  switch (g_variant_classify (value))
+    {
+    case G_VARIANT_CLASS_BYTE: return g_variant_get_byte (value);
+    case G_VARIANT_CLASS_INT16: return g_variant_get_int16 (value);
+    case G_VARIANT_CLASS_UINT16: return g_variant_get_uint16 (value);
+    case G_VARIANT_CLASS_INT32: return g_variant_get_int32 (value);
+    case G_VARIANT_CLASS_UINT32: return g_variant_get_uint32 (value);
+    case G_VARIANT_CLASS_HANDLE: return g_variant_get_handle (value);
+    default: return g_variant_get_int64 (value);
+    }
+}
+
 JsonNode *
 defaultsd_json_from_variant (GVariant *value)
 {
@@ -173,19 +189,13 @@ defaultsd_json_from_variant (GVariant *value)
     case G_VARIANT_CLASS_BOOLEAN:
       return json_node_init_boolean (json_node_alloc (), g_variant_get_boolean (value));
     case G_VARIANT_CLASS_BYTE:
-      return json_node_init_int (json_node_alloc (), g_variant_get_byte (value));
     case G_VARIANT_CLASS_INT16:
-      return json_node_init_int (json_node_alloc (), g_variant_get_int16 (value));
     case G_VARIANT_CLASS_UINT16:
-      return json_node_init_int (json_node_alloc (), g_variant_get_uint16 (value));
     case G_VARIANT_CLASS_INT32:
-      return json_node_init_int (json_node_alloc (), g_variant_get_int32 (value));
     case G_VARIANT_CLASS_UINT32:
-      return json_node_init_int (json_node_alloc (), g_variant_get_uint32 (value));
     case G_VARIANT_CLASS_INT64:
-      return json_node_init_int (json_node_alloc (), g_variant_get_int64 (value));
     case G_VARIANT_CLASS_HANDLE:
-      return json_node_init_int (json_node_alloc (), g_variant_get_handle (value));
+      return json_node_init_int (json_node_alloc (), small_integer (value));
     case G_VARIANT_CLASS_UINT64:
       if (g_variant_get_uint64 (value) <= G_MAXINT64)
         return json_node_init_int (json_node_alloc (), (gint64) g_variant_get_uint64 (value));
@@ -430,43 +440,27 @@ container_from_json (JsonNode *node, const GVariantType *type)
     return NULL;
   JsonArray *array = json_node_get_array (node);
   guint length = json_array_get_length (array);
+  gboolean is_array = g_variant_type_is_array (type);
+  if (!is_array && !g_variant_type_is_tuple (type))
+    return parse_text (node, type);
+  if (!is_array && g_variant_type_n_items (type) != length)
+    return NULL;
+  /* An array's elements all have its element type; a tuple's items each their own. */
   GVariantBuilder builder;
-  if (g_variant_type_is_array (type))
+  g_variant_builder_init (&builder, type);
+  const GVariantType *item = is_array ? g_variant_type_element (type) : g_variant_type_first (type);
+  for (guint i = 0; i < length; i++, item = is_array ? item : g_variant_type_next (item))
     {
-      g_variant_builder_init (&builder, type);
-      for (guint i = 0; i < length; i++)
+      GVariant *element = from_json (json_array_get_element (array, i), item);
+      if (element == NULL)
         {
-          GVariant *element = from_json (json_array_get_element (array, i), g_variant_type_element (type));
-          if (element == NULL)
-            {
-              g_variant_builder_clear (&builder);
-              return NULL;
-            }
-          g_variant_builder_add_value (&builder, element);
-          g_variant_unref (element);
+          g_variant_builder_clear (&builder);
+          return NULL;
         }
-      return g_variant_ref_sink (g_variant_builder_end (&builder));
+      g_variant_builder_add_value (&builder, element);
+      g_variant_unref (element);
     }
-  if (g_variant_type_is_tuple (type))
-    {
-      if (g_variant_type_n_items (type) != length)
-        return NULL;
-      g_variant_builder_init (&builder, type);
-      const GVariantType *item = g_variant_type_first (type);
-      for (guint i = 0; i < length; i++, item = g_variant_type_next (item))
-        {
-          GVariant *element = from_json (json_array_get_element (array, i), item);
-          if (element == NULL)
-            {
-              g_variant_builder_clear (&builder);
-              return NULL;
-            }
-          g_variant_builder_add_value (&builder, element);
-          g_variant_unref (element);
-        }
-      return g_variant_ref_sink (g_variant_builder_end (&builder));
-    }
-  return parse_text (node, type);
+  return g_variant_ref_sink (g_variant_builder_end (&builder));
 }
 
 /* A new non-floating reference, or NULL. */
@@ -483,34 +477,14 @@ from_json (JsonNode *node, const GVariantType *type)
       if (holds (node, G_TYPE_BOOLEAN))
         value = g_variant_new_boolean (json_node_get_boolean (node));
       break;
-    case 'y':
-      if (integer_in (node, 0, G_MAXUINT8, &integer))
-        value = g_variant_new_byte ((guchar) integer);
-      break;
-    case 'n':
-      if (integer_in (node, G_MININT16, G_MAXINT16, &integer))
-        value = g_variant_new_int16 ((gint16) integer);
-      break;
-    case 'q':
-      if (integer_in (node, 0, G_MAXUINT16, &integer))
-        value = g_variant_new_uint16 ((guint16) integer);
-      break;
-    case 'i':
-      if (integer_in (node, G_MININT32, G_MAXINT32, &integer))
-        value = g_variant_new_int32 ((gint32) integer);
-      break;
-    case 'h':
-      if (integer_in (node, G_MININT32, G_MAXINT32, &integer))
-        value = g_variant_new_handle ((gint32) integer);
-      break;
-    case 'u':
-      if (integer_in (node, 0, G_MAXUINT32, &integer))
-        value = g_variant_new_uint32 ((guint32) integer);
-      break;
-    case 'x':
-      if (integer_in (node, G_MININT64, G_MAXINT64, &integer))
-        value = g_variant_new_int64 (integer);
-      break;
+    /* The integer types, each checked against its own range. */
+    case 'y': value = integer_in (node, 0, G_MAXUINT8, &integer) ? g_variant_new_byte ((guchar) integer) : NULL; break;
+    case 'n': value = integer_in (node, G_MININT16, G_MAXINT16, &integer) ? g_variant_new_int16 ((gint16) integer) : NULL; break;
+    case 'q': value = integer_in (node, 0, G_MAXUINT16, &integer) ? g_variant_new_uint16 ((guint16) integer) : NULL; break;
+    case 'i': value = integer_in (node, G_MININT32, G_MAXINT32, &integer) ? g_variant_new_int32 ((gint32) integer) : NULL; break;
+    case 'h': value = integer_in (node, G_MININT32, G_MAXINT32, &integer) ? g_variant_new_handle ((gint32) integer) : NULL; break;
+    case 'u': value = integer_in (node, 0, G_MAXUINT32, &integer) ? g_variant_new_uint32 ((guint32) integer) : NULL; break;
+    case 'x': value = integer_in (node, G_MININT64, G_MAXINT64, &integer) ? g_variant_new_int64 (integer) : NULL; break;
     case 't':
       if (!integer_in (node, 0, G_MAXINT64, &integer))
         return parse_text (node, type);
