@@ -86,9 +86,15 @@ public final class DefaultsDaemon: Sendable {
         let outside = OutsideChanges(
             watcher: watcher, domainFiles: DomainFileWatcher(store: store, files: files, watcher: watcher, logger: logger),
             managed: ManagedPreferencesWatcher(store: store, files: managedFiles, watcher: watcher, logger: logger))
+        let descriptors = DescriptorBudget.raised()
+        if descriptors.connectionLimit(configured: configuration.maximumConnections) < configuration.maximumConnections {
+            logger.notice("fewer connections are served than maximumConnections says: the descriptor limit leaves room for no more", metadata: [
+                "connections": "\(descriptors.connectionLimit(configured: configuration.maximumConnections))",
+                "descriptorLimit": "\(descriptors.softLimit)", "reserved": "\(DescriptorBudget.reserve)"])
+        }
         let server = ServerContext(
             store: store, notifier: notifier, bundles: bundles, outside: outside, configuration: configuration, logger: logger,
-            daemonUID: getuid())
+            daemonUID: getuid(), descriptors: descriptors)
         let state = NIOLoopBoundBox.makeBoxSendingValue(server, eventLoop: loop)
         self.state = state
         self.roamingLink = configuration.roaming.isEnabled

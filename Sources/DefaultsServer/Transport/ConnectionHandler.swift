@@ -72,7 +72,7 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
     func channelActive(context: ChannelHandlerContext) {
         server.connectionCount += 1
         let admission = ConnectionAdmission(
-            daemonUID: server.daemonUID, maximumConnections: server.configuration.maximumConnections)
+            daemonUID: server.daemonUID, maximumConnections: server.connectionLimit)
         readPeer(context.channel).assumeIsolated().whenComplete { [self] result in
             let peer = try? result.get()
             if let peer {

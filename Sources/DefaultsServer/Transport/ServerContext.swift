@@ -24,6 +24,8 @@ final class ServerContext {
     var configuration: DaemonConfiguration
     let logger: Logger
     let daemonUID: UInt32
+    /// The descriptors the process may hold, which bound the connections it serves.
+    let descriptors: DescriptorBudget
     let startedAt = Date()
     var connectionCount = 0
     var requestCount = 0
@@ -34,7 +36,7 @@ final class ServerContext {
 
     init(
         store: DefaultsStore, notifier: Notifier, bundles: InstalledBundles, outside: OutsideChanges? = nil,
-        configuration: DaemonConfiguration, logger: Logger, daemonUID: UInt32
+        configuration: DaemonConfiguration, logger: Logger, daemonUID: UInt32, descriptors: DescriptorBudget = .unbounded
     ) {
         self.store = store
         self.notifier = notifier
@@ -43,7 +45,11 @@ final class ServerContext {
         self.configuration = configuration
         self.logger = logger
         self.daemonUID = daemonUID
+        self.descriptors = descriptors
     }
+
+    /// The connections served at most: `maximumConnections`, within the descriptors' budget.
+    var connectionLimit: Int { descriptors.connectionLimit(configured: configuration.maximumConnections) }
 
     private var lastStatus = ""
     private var reporting: RepeatedTask?
