@@ -106,4 +106,18 @@ import Testing
             Self.expectAlive(daemon, name)
         }
     }
+
+    /// A domain raised past what a file may hold is kept in memory, and never written as a file
+    /// the daemon could not read back: `synchronize` says why.
+    @Test func aFileLargerThanTheReaderTakesIsNeverWritten() throws {
+        let daemon = try DaemonProcess(arguments: ["--max-domain-bytes", String(64 << 20), "--max-line-bytes", String(32 << 20)])
+        let client = try daemon.connect()
+        let big = String(repeating: "x", count: 17 << 20)
+        #expect(try client.request(#"{"op":"set","domain":"\#(Self.domain)","key":"big","value":"\#(big)"}"#, timeout: 30)
+            == #"{"ok":true,"generation":1}"#)
+        let answer = try client.request(#"{"op":"synchronize"}"#, timeout: 30)
+        #expect(answer.contains(#""code":"io_error""#) && answer.contains("more than the 16777216"), "\(answer)")
+        #expect(try daemon.storedValues(Self.domain) == nil)
+        Self.expectAlive(daemon, "a domain too large for a file")
+    }
 }

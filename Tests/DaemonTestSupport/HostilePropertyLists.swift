@@ -17,6 +17,14 @@ public enum HostilePropertyLists {
         return binary([array, data], referenceSize: 1)
     }
 
+    /// A binary property list whose root array holds `references` references to one data object
+    /// of `bytes` bytes.
+    public static func sharedData(references: Int, bytes: Int) -> [UInt8] {
+        let array = header(0xA0, references) + [UInt8](repeating: 1, count: references)
+        let data = header(0x40, bytes) + [UInt8](repeating: 0x2A, count: bytes)
+        return binary([array, data], referenceSize: 1)
+    }
+
     /// A binary property list of `objects` (each its bytes, references as `referenceSize`-byte
     /// numbers), with 8-byte offsets (`offsets` lists each object number's object; by default
     /// one object each), whose top object is the first.

@@ -59,6 +59,15 @@ import Testing
         #expect(ContinuousClock.now - started < .seconds(2))
     }
 
+    @Test("one 4 MiB object referenced 32 times (128 MiB written out) is refused: a file stands for no more than a file may hold")
+    func expansionIsCappedInAll() throws {
+        let bytes = HostilePropertyLists.sharedData(references: 32, bytes: 4 << 20)
+        #expect(Self.isInvalidPlist { _ = try BinaryPropertyList.decode(bytes) })
+        let fits = try BinaryPropertyList.decode(HostilePropertyLists.sharedData(references: 32, bytes: 256 << 10))
+        #expect(PropertyListLimits.expandedSize(of: fits) > 8 << 20)
+        #expect(PropertyListLimits.maximumExpandedBytes(inputBytes: 1 << 30) == PropertyListLimits.maximumFileBytes)
+    }
+
     @Test("sharing within the budget is read, each object decoded once")
     func sharingWithinTheBudgetIsRead() throws {
         let bytes = HostilePropertyLists.sharedData(count: 1 << 10)

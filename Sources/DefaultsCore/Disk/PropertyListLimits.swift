@@ -14,9 +14,11 @@ public enum PropertyListLimits {
     /// The most that `inputBytes` of a binary property list may decode to, in bytes of content
     /// (``expandedSize(of:)``). A binary file may reference one object many times, so a small
     /// file could otherwise stand for gigabytes once written out as XML or JSON. Writers share
-    /// equal strings, so a real file expands by a small factor; 32 leaves room for that.
+    /// equal strings, so a real file expands by a small factor; 32 leaves room for that. Never
+    /// more than ``maximumFileBytes`` in all: what a file stands for must fit in a file the
+    /// readers here take, once written out.
     public static func maximumExpandedBytes(inputBytes: Int) -> Int {
-        (1 << 20) + 32 * inputBytes
+        min((1 << 20) + 32 * inputBytes, maximumFileBytes)
     }
 
     /// The bytes a value stands for once written out, with no sharing: the bytes of its strings

@@ -50,7 +50,13 @@ extension DomainFiles {
             versions.rememberRemoval(of: domain)
             return StagedChange(path: path, action: .remove)
         }
-        return try stage(try PropertyListFile.encode(values, format: format), at: path, as: domain)
+        let data = try PropertyListFile.encode(values, format: format)
+        // A file the daemon's own reader would refuse is never written: it could not be read back.
+        guard data.count <= PropertyListLimits.maximumFileBytes else {
+            throw DefaultsError(
+                .tooLarge, "\(domain)'s file would be \(data.count) bytes, more than the \(PropertyListLimits.maximumFileBytes) a property-list file may be read at")
+        }
+        return try stage(data, at: path, as: domain)
     }
 
     /// Keeps a hand edit the daemon refused as `<state directory>/<file>.rejected-<time>` (beside
