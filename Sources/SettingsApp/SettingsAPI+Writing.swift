@@ -47,6 +47,11 @@ extension SettingsAPI {
         if case .string = value {} else if try await secureKeys(of: domain).contains(key) {
             throw Failure(status: .unprocessableContent, code: "invalid_value", message: "\(key) is a secure text value")
         }
+        // A key of a GSettings schema takes only what the schema allows: a GSettings program
+        // would read anything else as its default.
+        if let reason = await schemas.refusal(of: WireValue.json(value), for: key, in: domain) {
+            throw Failure(status: .unprocessableContent, code: "invalid_value", message: reason)
+        }
         _ = try await ask(.request(.set, ["domain": .string(domain), "key": .string(key), "value": WireValue.json(value)]))
     }
 

@@ -11,6 +11,8 @@ struct SettingsAPI: Sendable {
     let relay: DaemonRelay
     /// Where apps' names and icons come from (their desktop entries).
     let desktopEntries: DesktopEntryLookup
+    /// The GSettings schemas of the domains GSettings programs keep here.
+    let schemas: GSettingsSchemas
     /// A request body is one small JSON object.
     static let maximumBodyBytes = 64 << 10
 
@@ -118,7 +120,23 @@ struct SettingsAPI: Sendable {
                 keys.append(.object(entry))
             }
         }
-        return ["domain": .string(domain), "keys": .array(keys), "types": .array(PlainValue.types.map(JSON.string))]
+        var page: [String: JSON] = ["domain": .string(domain), "keys": .array(keys), "types": .array(PlainValue.types.map(JSON.string))]
+        if let schema = await schemas.describe(domain) { page["schema"] = Self.schemaForPage(schema) }
+        return .object(page)
+    }
+
+    /// A schema as the page shows it: each key with its default also as the plain editor's
+    /// type and text, which its controls use.
+    static func schemaForPage(_ schema: JSON) -> JSON {
+        guard case .object(var members) = schema, case .array(let keys)? = members["keys"] else { return schema }
+        members["keys"] = .array(keys.map { key in
+            guard case .object(var entry) = key, let fallback = entry["default"] else { return key }
+            let plain = PlainValue(wire: fallback)
+            entry["defaultText"] = .string(plain.text)
+            entry["plainType"] = .string(plain.type)
+            return .object(entry)
+        })
+        return .object(members)
     }
 
     /// The bytes of an image the bundle names (a slider's MinimumValueImage, say), from the

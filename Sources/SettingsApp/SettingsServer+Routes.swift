@@ -55,7 +55,9 @@ extension SettingsServer {
     /// The page, its assets and the JSON API, added to `router` (the guarded group under the
     /// session's prefix in `application`; a bare router in the route tests).
     func addRoutes(to router: RouterGroup<BasicWebSocketRequestContext>) {
-        let api = SettingsAPI(relay: relay, desktopEntries: DesktopEntryLookup(environment: ProcessInfo.processInfo.environment))
+        let api = SettingsAPI(
+            relay: relay, desktopEntries: DesktopEntryLookup(environment: ProcessInfo.processInfo.environment),
+            schemas: GSettingsSchemas(tool: configuration.schemaTool))
 
         let page = self.page
         for path in ["/", "/apps/{domain}", "/domains/{domain}", "/search"] {

@@ -29,16 +29,19 @@ public final class SettingsServer: Sendable {
         public var launchFile: String?
         /// The addresses listened on; the first decides the port when `port` is 0.
         public var hosts: [String]
+        /// `defaultsd-schema`, which reads GSettings schemas; nil shows none.
+        public var schemaTool: String?
 
         public init(
             port: Int = SettingsServer.defaultPort, socketPath: String, addressFile: String? = nil, launchFile: String? = nil,
-            hosts: [String] = ["127.0.0.1", "::1"]
+            hosts: [String] = ["127.0.0.1", "::1"], schemaTool: String? = HelperProgram.schemaTool.path()
         ) {
             self.port = port
             self.socketPath = socketPath
             self.addressFile = addressFile
             self.launchFile = launchFile
             self.hosts = hosts
+            self.schemaTool = schemaTool
         }
     }
 

@@ -20,10 +20,10 @@ final class SettingsAppProcess: @unchecked Sendable {
     let addressFile: String
     private let output = Pipe()
 
-    init(daemon: DaemonProcess, socketPath: String? = nil) throws {
+    init(daemon: DaemonProcess, socketPath: String? = nil, environment: [String: String] = [:]) throws {
         process.executableURL = URL(fileURLWithPath: Self.binary)
         process.arguments = ["--port", "0", "--socket", socketPath ?? daemon.socketPath]
-        process.environment = daemon.clientEnvironment
+        process.environment = daemon.clientEnvironment.merging(environment) { $1 }
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         addressFile = daemon.home + "/run/defaultsd/settings-url"

@@ -18,10 +18,12 @@ struct SettingsBrowserTests {
         let app: SettingsAppProcess
         let browser: Chromium
 
-        init(arguments: [String] = [], languages: String = "en-US,en", defaultPaths: Bool = false) async throws {
+        init(
+            arguments: [String] = [], languages: String = "en-US,en", defaultPaths: Bool = false, appEnvironment: [String: String] = [:]
+        ) async throws {
             daemon = try DaemonProcess(arguments: arguments, defaultPaths: defaultPaths)
             try Self.register(SettingsBrowserTests.bridge, path: SharedData.bridgeControlBundle, on: daemon)
-            app = try SettingsAppProcess(daemon: daemon)
+            app = try SettingsAppProcess(daemon: daemon, environment: appEnvironment)
             browser = try await Chromium.start(languages: languages)
         }
 
@@ -379,6 +381,30 @@ struct SettingsBrowserTests {
         try await b.wait(until: "return document.querySelector('#key-name .delete') !== null", "the delete button")
         try await b.click("#key-name .delete")
         try await stage.waitForValue("name", nil, in: "com.example.plain")
+    }
+
+    @Test("a domain GSettings programs keep here shows its schema: a menu for an enum, and a value out of range refused with the reason",
+          .enabled(if: SettingsRouteTests.schemaToolIsBuilt, "needs `make gsettings-backend` and gsettings-desktop-schemas"))
+    func aGSettingsDomainShowsItsSchema() async throws {
+        let domain = "org.gnome.desktop.interface"
+        let stage = try await Stage(appEnvironment: ["DEFAULTSD_SCHEMA_TOOL": SettingsRouteTests.schemaTool])
+        defer { stage.finish() }
+        _ = try stage.request(#"{"op":"set","domain":"\#(domain)","key":"gtk-theme","value":"Adwaita"}"#)
+        try await stage.open("/domains/\(domain)")
+        let b = stage.browser
+        #expect(try await b.run("return document.querySelector('#schema-color-scheme .title').textContent") as? String == "Color scheme")
+        #expect(try await b.run("return [...document.querySelectorAll('#schema-color-scheme-input option')].map(o => o.value).join(' ')") as? String
+            == "default prefer-dark prefer-light")
+        #expect(try await b.run("return document.querySelector('#schema-text-scaling-factor .detail').textContent") as? String
+            == "text-scaling-factor · default: 1.0 · 0.5 to 3")
+        try await b.run("const menu = document.getElementById('schema-color-scheme-input'); menu.value = 'prefer-dark'; menu.dispatchEvent(new Event('change'));")
+        try await stage.waitForValue("color-scheme", .string("prefer-dark"), in: domain)
+        try await b.wait(until: "return document.querySelector('#schema-text-scaling-factor-input') !== null", "the editor again")
+        try await b.replaceText("#schema-text-scaling-factor-input", with: "4" + Chromium.enterKey)
+        try await b.wait(until: "return document.getElementById('plain-error').textContent.includes('out of the range')", "the reason")
+        #expect(try await b.run("return document.getElementById('plain-error').textContent") as? String
+            == "4.0 is out of the range of text-scaling-factor: 0.5 to 3.0")
+        #expect(try stage.value("text-scaling-factor", in: domain) == nil)
     }
 
     @Test(.enabled(if: getuid() == 0, "trusted managed files must belong to root"))

@@ -83,4 +83,62 @@ import Testing
             }
         }
     }
+
+    /// A domain GSettings programs keep here shows its schema (from `defaultsd-schema`, as `make
+    /// gsettings-backend` builds it), and a value outside the schema is refused with the reason.
+    @Test(.enabled(if: SettingsRouteTests.schemaToolIsBuilt, "needs `make gsettings-backend` and gsettings-desktop-schemas"))
+    func aGSettingsDomainShowsItsSchemaAndRefusesValuesOutsideIt() async throws {
+        let domain = "org.gnome.desktop.interface"
+        let daemon = try DaemonProcess()
+        #expect(try daemon.connect().request(#"{"op":"set","domain":"\#(domain)","key":"gtk-theme","value":"Adwaita"}"#) == #"{"ok":true,"generation":1}"#)
+        let server = SettingsServer(configuration: .init(port: 0, socketPath: daemon.socketPath, schemaTool: Self.schemaTool))
+        let router = Router(context: BasicWebSocketRequestContext.self)
+        server.addRoutes(to: router.group())
+        let relay = Task { try await server.relay.run() }
+        defer { relay.cancel() }
+        for await _ in server.relay.firstAttempt {}
+        try await Application(router: router).test(.router) { client in
+            try await client.execute(uri: "/api/domains/\(domain)", method: .get) { response in
+                #expect(response.status == .ok)
+                let answer = try JSONParser.parse(Array(response.body.readableBytesView))
+                #expect(answer["schema"]?["schema"] == .string(domain), "\(answer)")
+                guard case .array(let keys)? = answer["schema"]?["keys"] else {
+                    Issue.record("no schema keys: \(answer)")
+                    return
+                }
+                let scheme = keys.first { $0["key"] == "color-scheme" }
+                #expect(scheme?["summary"] == "Color scheme" && scheme?["type"] == "s" && scheme?["defaultText"] == "default")
+                #expect(scheme?["range"]?["choices"] == ["default", "prefer-dark", "prefer-light"])
+                let scaling = keys.first { $0["key"] == "text-scaling-factor" }
+                #expect(scaling?["range"]?["min"] == .real(0.5) && scaling?["range"]?["max"] == .real(3.0) && scaling?["plainType"] == "real")
+            }
+            try await client.execute(
+                uri: "/api/domains/\(domain)/keys", method: .post, body: ByteBuffer(string: #"{"key":"color-scheme","type":"string","text":"purple"}"#)
+            ) { response in
+                #expect(response.status == .unprocessableContent)
+                let answer = try JSONParser.parse(Array(response.body.readableBytesView))
+                #expect(answer["error"]?["message"] == "'purple' is not one of the choices of color-scheme", "\(answer)")
+            }
+            try await client.execute(
+                uri: "/api/domains/\(domain)/keys", method: .post, body: ByteBuffer(string: #"{"key":"text-scaling-factor","type":"real","text":"4"}"#)
+            ) { response in
+                #expect(response.status == .unprocessableContent)
+                let answer = try JSONParser.parse(Array(response.body.readableBytesView))
+                #expect(answer["error"]?["message"] == "4.0 is out of the range of text-scaling-factor: 0.5 to 3.0", "\(answer)")
+            }
+            try await client.execute(
+                uri: "/api/domains/\(domain)/keys", method: .post, body: ByteBuffer(string: #"{"key":"color-scheme","type":"string","text":"prefer-dark"}"#)
+            ) { response in
+                #expect(response.status == .ok)
+            }
+        }
+        #expect(try daemon.connect().request(#"{"op":"get","domain":"\#(domain)","key":"color-scheme"}"#) == #"{"ok":true,"value":"prefer-dark","generation":2}"#)
+    }
+
+    static let schemaTool = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent(".build/c/defaultsd-schema").path
+    static var schemaToolIsBuilt: Bool {
+        FileManager.default.isExecutableFile(atPath: schemaTool)
+            && FileManager.default.fileExists(atPath: "/usr/share/glib-2.0/schemas/org.gnome.desktop.interface.gschema.xml")
+    }
 }

@@ -28,6 +28,7 @@ const WORDS = {
     secureSet: "Set — type to replace", secureUnset: "Not set", secureValue: "Secure value, set",
     delete: "Delete", deleteKey: (key) => `Delete ${key}`, key: "Key", newKey: "New key", type: "Type", value: "Value", add: "Add",
     keys: "Keys", noKeys: "No keys", addKey: "Add a key", language: "Language",
+    schema: (id) => `GSettings schema ${id}`, schemaDefault: (text) => `default: ${text}`, range: (min, max) => `${min} to ${max}`,
     addElement: "Add an element", addEntry: "Add an entry", moveUp: "Move up", moveDown: "Move down", remove: "Remove",
     count: (n, type) => type === "array" ? `${n} ${n === 1 ? "element" : "elements"}` : `${n} ${n === 1 ? "entry" : "entries"}`,
     daemonGone: "defaultsd is not running; waiting for it to come back…", appGone: "The Settings app is not reachable; reconnecting…",
@@ -40,6 +41,7 @@ const WORDS = {
     secureSet: "Défini — tapez pour remplacer", secureUnset: "Non défini", secureValue: "Valeur protégée, définie",
     delete: "Supprimer", deleteKey: (key) => `Supprimer ${key}`, key: "Clé", newKey: "Nouvelle clé", type: "Type", value: "Valeur", add: "Ajouter",
     keys: "Clés", noKeys: "Aucune clé", addKey: "Ajouter une clé", language: "Langue",
+    schema: (id) => `Schéma GSettings ${id}`, schemaDefault: (text) => `par défaut : ${text}`, range: (min, max) => `de ${min} à ${max}`,
     addElement: "Ajouter un élément", addEntry: "Ajouter une entrée", moveUp: "Monter", moveDown: "Descendre", remove: "Retirer",
     count: (n, type) => type === "array" ? `${n} ${n === 1 ? "élément" : "éléments"}` : `${n} ${n === 1 ? "entrée" : "entrées"}`,
     daemonGone: "defaultsd ne tourne pas ; en attente de son retour…", appGone: "L’app Réglages est injoignable ; reconnexion…",
@@ -475,9 +477,55 @@ async function renderPlain(domain) {
   } }, keyField, typeField, valueField, element("button", { class: "add", type: "submit" }, words.add));
 
   return element("div", { class: "plain", "data-domain": domain },
+    data.schema ? renderSchema(domain, data, set, errorId) : null,
     group(words.keys, null, rows.length ? rows : [element("div", { class: "row disabled" }, element("span", { class: "title" }, words.noKeys))]),
     group(words.addKey, null, [form]),
     message);
+}
+
+// A domain that GSettings programs keep here, as dconf-editor shows it: each key of its
+// schema with its summary, description, type, default and range or choices, edited with the
+// control its type calls for. The app checks each value against the schema before it writes
+// it, and a refusal shows its reason.
+const INTEGER_TYPES = new Set(["y", "n", "q", "i", "u", "x", "t", "h"]);
+
+function renderSchema(domain, data, set, errorId) {
+  const values = new Map(data.keys.map((entry) => [entry.key, entry]));
+  const rows = data.schema.keys.map((key) => {
+    const id = `schema-${key.key}`.replace(/[^A-Za-z0-9_-]/g, "_");
+    const current = values.get(key.key);
+    const forced = current?.forced ?? false;
+    const text = current?.text ?? key.defaultText;
+    const common = { id: `${id}-input`, "aria-label": key.summary || key.key, disabled: forced };
+    let editor;
+    if (key.range.type === "enum") {
+      editor = element("select", { ...common, onchange: (event) => set(key.key, "string", event.target.value) },
+        key.range.choices.map((choice) => element("option", { value: choice, selected: choice === text }, choice)));
+    } else if (key.type === "b") {
+      editor = element("input", { ...common, type: "checkbox", role: "switch", checked: text === "true",
+        onchange: (event) => set(key.key, "bool", event.target.checked ? "true" : "false") });
+    } else if (INTEGER_TYPES.has(key.type) || key.type === "d" || key.type === "s") {
+      const numeric = key.type !== "s";
+      const bounds = key.range.type === "range" ? { min: key.range.min, max: key.range.max } : {};
+      editor = element("input", { ...common, type: numeric ? "number" : "text", step: key.type === "d" ? "any" : "1", ...bounds,
+        value: text, oninput: (event) => { event.target.dataset.dirty = "true"; },
+        onchange: (event) => { event.target.dataset.dirty = "false";
+          set(key.key, key.type === "s" ? "string" : key.type === "d" ? "real" : "integer", event.target.value); } });
+    } else {
+      editor = element("span", { class: "detail key" }, text);
+    }
+    const limits = key.range.type === "range" ? words.range(key.range.min, key.range.max) : null;
+    return element("div", { class: "row schema-key", id, "data-key": key.key, "data-type": key.type },
+      element("span", { class: "title" }, key.summary || key.key),
+      element("span", { class: "type" }, key.type),
+      editor,
+      element("div", { class: "detail" }, [key.key, words.schemaDefault(key.defaultText), limits].filter(Boolean).join(" · ")),
+      key.description ? element("div", { class: "detail description" }, key.description) : null,
+      forced ? element("div", { class: "marks" }, words.administrator) : null,
+      current && !forced ? element("button", { class: "reset", type: "button", "aria-label": `${words.reset}: ${key.key}`,
+        onclick: () => change(`/api/domains/${encodeURIComponent(domain)}/keys/delete`, { key: key.key }, errorId) }, words.reset) : null);
+  });
+  return group(words.schema(data.schema.schema), null, rows);
 }
 
 // The arrays and dictionaries the Other domains editor shows now, by key: each is edited in
