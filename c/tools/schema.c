@@ -83,6 +83,7 @@ describe (const char *domain)
   json_object_set_string_member (root, "path", g_settings_schema_get_path (schema));
   JsonArray *keys = json_array_new ();
   g_auto (GStrv) names = g_settings_schema_list_keys (schema);
+  qsort (names, g_strv_length (names), sizeof (char *), compare_names);
   for (char **name = names; *name != NULL; name++)
     {
       GSettingsSchemaKey *key = g_settings_schema_get_key (schema, *name);

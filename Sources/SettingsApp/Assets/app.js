@@ -519,11 +519,12 @@ function renderSchema(domain, data, set, errorId) {
       element("span", { class: "title" }, key.summary || key.key),
       element("span", { class: "type" }, key.type),
       editor,
+      current && !forced ? element("button", { class: "reset", type: "button", "aria-label": `${words.reset}: ${key.key}`,
+        onclick: () => change(`/api/domains/${encodeURIComponent(domain)}/keys/delete`, { key: key.key }, errorId) }, words.reset)
+        : element("span"),
       element("div", { class: "detail" }, [key.key, words.schemaDefault(key.defaultText), limits].filter(Boolean).join(" · ")),
       key.description ? element("div", { class: "detail description" }, key.description) : null,
-      forced ? element("div", { class: "marks" }, words.administrator) : null,
-      current && !forced ? element("button", { class: "reset", type: "button", "aria-label": `${words.reset}: ${key.key}`,
-        onclick: () => change(`/api/domains/${encodeURIComponent(domain)}/keys/delete`, { key: key.key }, errorId) }, words.reset) : null);
+      forced ? element("div", { class: "marks" }, words.administrator) : null);
   });
   return group(words.schema(data.schema.schema), null, rows);
 }
