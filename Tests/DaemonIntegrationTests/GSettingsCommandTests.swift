@@ -171,4 +171,27 @@ struct GSettingsCommandTests {
         #expect(text.hasPrefix("color-scheme (s): Color scheme\n"))
         #expect(text.hasSuffix("  default: 'default'\n  choices: default, prefer-dark, prefer-light\n"))
     }
+
+    /// `defaults watch` prints a change a GSettings program made, with its writer.
+    @Test func defaultsWatchPrintsAGSettingsChange() throws {
+        let daemon = try DaemonProcess()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: DefaultsCommandTests.binary)
+        process.arguments = ["watch", Self.schema]
+        process.environment = daemon.clientEnvironment
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        defer {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        let lines = LineReader(out.fileHandleForReading)
+        #expect(LineReader(err.fileHandleForReading).next(timeout: 10) == "watching \(Self.schema); Ctrl-C to stop")
+        #expect(try Self.gsettings(daemon, "set", Self.schema, "cursor-size", "30").status == 0)
+        let line = try #require(lines.next(timeout: 10))
+        #expect(line.range(of: #" org\.gnome\.desktop\.interface "cursor-size" = 30  \(pid \d+, uid \d+, gsettings\)$"#,
+                           options: .regularExpression) != nil, "\(line)")
+    }
 }

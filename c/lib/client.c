@@ -931,7 +931,8 @@ adopt_connection (DefaultsClient *client, int fd, GQueue *out)
   client->fd = fd;
   JsonObject *hello = json_object_new ();
   json_object_set_string_member (hello, "op", "hello");
-  json_object_set_string_member (hello, "client", g_get_prgname () != NULL ? g_get_prgname () : "libdefaultsd");
+  /* The program's name, as `defaults watch` and the origin of its changes show it. */
+  json_object_set_string_member (hello, "client", g_get_prgname () != NULL ? g_get_prgname () : program_invocation_short_name);
   Request *request = request_new (client, REQUEST_HELLO, NULL, hello);
   send_request (client, request, deadline);
   request_unref (request);
