@@ -4,17 +4,6 @@ import Foundation
 import LineSocket
 import Testing
 
-/// The GIO module `make gsettings-backend` builds, beside this checkout's other build products.
-enum GIOModule {
-    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent(".build/gio-modules").path
-    static var isAvailable: Bool {
-        FileManager.default.fileExists(atPath: folder + "/libdefaultsdsettings.so")
-            && FileManager.default.isExecutableFile(atPath: "/usr/bin/gsettings")
-            && FileManager.default.fileExists(atPath: "/usr/share/glib-2.0/schemas/org.gnome.desktop.interface.gschema.xml")
-    }
-}
-
 /// GLib's own `gsettings` and `gsettings monitor`, unmodified, on the real daemon through the GIO
 /// module that `make gsettings-backend` builds, with the desktop's own schema
 /// (`org.gnome.desktop.interface`, from gsettings-desktop-schemas). Every test also proves the
@@ -32,23 +21,12 @@ struct GSettingsCommandTests {
     }
 
     static func environment(_ daemon: DaemonProcess) -> [String: String] {
-        daemon.clientEnvironment.merging(["GIO_EXTRA_MODULES": modules, "GSETTINGS_BACKEND": "defaultsd"]) { $1 }
+        GIOModule.environment(daemon.clientEnvironment)
     }
 
     @discardableResult
-    static func gsettings(_ daemon: DaemonProcess, _ arguments: String...) throws -> Run {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/gsettings")
-        process.arguments = arguments
-        process.environment = environment(daemon)
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let run = Run(out: String(decoding: outData, as: UTF8.self), err: String(decoding: errData, as: UTF8.self), status: process.terminationStatus)
+    static func gsettings(_ daemon: DaemonProcess, _ arguments: String...) throws -> GIOModule.Run {
+        let run = try GIOModule.gsettings(arguments, environment: daemon.clientEnvironment)
         #expect(!run.err.contains("GSettings backend"), "GLib fell back to another backend: \(run.err)")
         return run
     }

@@ -7,7 +7,9 @@
 #include <poll.h>
 #include <stdio.h>
 #include <sys/socket.h>
+#include <sys/prctl.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <signal.h>
 #include <string.h>
@@ -502,6 +504,67 @@ test_an_untrusted_folder_is_named_by_synchronize (void)
   g_rmdir (directory);
 }
 
+static void
+die_with_parent (gpointer unused)
+{
+  prctl (PR_SET_PDEATHSIG, SIGKILL);
+}
+
+/* A socket-activated daemon (systemd-socket-activate standing in for systemd): the client
+ * connects to the socket before the daemon runs, its first write starts the daemon, and the
+ * write lands. */
+static void
+test_a_socket_activated_daemon_takes_the_first_write (void)
+{
+  g_autofree char *activate = g_find_program_in_path ("systemd-socket-activate");
+  if (activate == NULL)
+    {
+      g_test_skip ("needs systemd-socket-activate");
+      return;
+    }
+  g_autofree char *directory = g_dir_make_tmp ("defaultsd-c-activated-XXXXXX", NULL);
+  g_autofree char *socket_path = g_build_filename (directory, "activated.socket", NULL);
+  g_autofree char *listen = g_strconcat ("--listen=", socket_path, NULL);
+  g_autofree char *storage = g_build_filename (directory, "storage", NULL);
+  g_autofree char *unused = g_build_filename (directory, "unused.socket", NULL);
+  g_autofree char *managed = g_build_filename (directory, "managed", NULL);
+  g_assert_cmpint (g_mkdir_with_parents (managed, 0755), ==, 0);
+  const char *argv[] = { activate, listen, g_getenv ("DEFAULTSD_BINARY"), "--storage-dir", storage, "--socket", unused,
+                         "--managed-dir", managed, NULL };
+  GPid pid;
+  int errors;
+  g_assert_true (g_spawn_async_with_pipes (NULL, (char **) argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL,
+                                           die_with_parent, NULL, &pid, NULL, NULL, &errors, NULL));
+  /* Listening once it says so. */
+  GString *said = g_string_new (NULL);
+  char byte;
+  struct pollfd readable = { errors, POLLIN, 0 };
+  while (strstr (said->str, "Listening on") == NULL && poll (&readable, 1, 10000) == 1 && read (errors, &byte, 1) == 1)
+    g_string_append_c (said, byte);
+  g_assert_true (strstr (said->str, "Listening on") != NULL);
+  g_string_free (said, TRUE);
+
+  DefaultsClient *client = defaults_client_new (socket_path, DEFAULTS_DISPATCH_THREAD, NULL);
+  defaults_client_set_timeout (client, 30000);
+  g_autoptr (JsonNode) value = json_node_init_string (json_node_alloc (), "activated");
+  g_autoptr (GError) error = NULL;
+  g_assert_true (defaults_client_set (client, DOMAIN, "k", value, &error));
+  g_assert_no_error (error);
+  g_assert_true (defaults_client_synchronize (client, &error));
+  g_assert_no_error (error);
+  defaults_client_free (client);
+  g_autofree char *file = g_build_filename (storage, DOMAIN ".plist", NULL);
+  g_autofree char *contents = NULL;
+  g_assert_true (g_file_get_contents (file, &contents, NULL, NULL));
+  g_assert_true (strstr (contents, "<string>activated</string>") != NULL);
+  kill (pid, SIGTERM);
+  waitpid (pid, NULL, 0);
+  g_spawn_close_pid (pid);
+  close (errors);
+  g_autofree char *remove = g_strdup_printf ("rm -rf '%s'", directory);
+  g_spawn_command_line_sync (remove, NULL, NULL, NULL, NULL);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -517,5 +580,6 @@ main (int argc, char **argv)
   g_test_add_func ("/client/context-dispatch-waits-for-the-loop", test_context_dispatch_waits_for_the_loop);
   g_test_add_func ("/client/a-server-that-closes-at-once-is-not-hammered", test_a_server_that_closes_at_once_is_not_hammered);
   g_test_add_func ("/client/an-untrusted-folder-is-named-by-synchronize", test_an_untrusted_folder_is_named_by_synchronize);
+  g_test_add_func ("/client/a-socket-activated-daemon-takes-the-first-write", test_a_socket_activated_daemon_takes_the_first_write);
   return g_test_run ();
 }
