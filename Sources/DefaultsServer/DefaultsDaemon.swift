@@ -87,9 +87,10 @@ public final class DefaultsDaemon: Sendable {
             watcher: watcher, domainFiles: DomainFileWatcher(store: store, files: files, watcher: watcher, logger: logger),
             managed: ManagedPreferencesWatcher(store: store, files: managedFiles, watcher: watcher, logger: logger))
         let descriptors = DescriptorBudget.raised()
-        if descriptors.connectionLimit(configured: configuration.maximumConnections) < configuration.maximumConnections {
+        let connections = descriptors.connectionLimit(configured: configuration.maximumConnections)
+        if connections < configuration.maximumConnections {
             logger.notice("fewer connections are served than maximumConnections says: the descriptor limit leaves room for no more", metadata: [
-                "connections": "\(descriptors.connectionLimit(configured: configuration.maximumConnections))",
+                "connections": "\(connections)",
                 "descriptorLimit": "\(descriptors.softLimit)", "reserved": "\(DescriptorBudget.reserve)"])
         }
         let server = ServerContext(

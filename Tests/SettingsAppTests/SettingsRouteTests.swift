@@ -19,6 +19,20 @@ import Testing
         return Application(router: router)
     }
 
+    /// The routes over a real daemon, with the relay (the app's one connection to the daemon)
+    /// running as the app's service runs it.
+    func withRoutes(
+        over daemon: DaemonProcess, schemaTool: String? = nil, _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void
+    ) async throws {
+        let server = SettingsServer(configuration: .init(port: 0, socketPath: daemon.socketPath, schemaTool: schemaTool))
+        let router = Router(context: BasicWebSocketRequestContext.self)
+        server.addRoutes(to: router.group())
+        let relay = Task { try await server.relay.run() }
+        defer { relay.cancel() }
+        for await _ in server.relay.firstAttempt {}
+        try await Application(router: router).test(.router, body)
+    }
+
     @Test("the page and its assets are served with their types and the security headers")
     func thePageAndAssets() async throws {
         try await application().test(.router) { client in
@@ -55,14 +69,7 @@ import Testing
     func aDomainNameWithASpace() async throws {
         let daemon = try DaemonProcess()
         #expect(try daemon.connect().request(#"{"op":"set","domain":"My Tool","key":"rank","value":"Captain"}"#) == #"{"ok":true,"generation":1}"#)
-        let server = SettingsServer(configuration: .init(port: 0, socketPath: daemon.socketPath))
-        let router = Router(context: BasicWebSocketRequestContext.self)
-        server.addRoutes(to: router.group())
-        // The relay is the app's one connection to the daemon; it runs as the app's service would.
-        let relay = Task { try await server.relay.run() }
-        defer { relay.cancel() }
-        for await _ in server.relay.firstAttempt {}
-        try await Application(router: router).test(.router) { client in
+        try await withRoutes(over: daemon) { client in
             try await client.execute(uri: "/api/domains/My%20Tool", method: .get) { response in
                 #expect(response.status == .ok)
                 let answer = try JSONParser.parse(Array(response.body.readableBytesView))
@@ -91,13 +98,7 @@ import Testing
         let domain = "org.gnome.desktop.interface"
         let daemon = try DaemonProcess()
         #expect(try daemon.connect().request(#"{"op":"set","domain":"\#(domain)","key":"gtk-theme","value":"Adwaita"}"#) == #"{"ok":true,"generation":1}"#)
-        let server = SettingsServer(configuration: .init(port: 0, socketPath: daemon.socketPath, schemaTool: Self.schemaTool))
-        let router = Router(context: BasicWebSocketRequestContext.self)
-        server.addRoutes(to: router.group())
-        let relay = Task { try await server.relay.run() }
-        defer { relay.cancel() }
-        for await _ in server.relay.firstAttempt {}
-        try await Application(router: router).test(.router) { client in
+        try await withRoutes(over: daemon, schemaTool: Self.schemaTool) { client in
             try await client.execute(uri: "/api/domains/\(domain)", method: .get) { response in
                 #expect(response.status == .ok)
                 let answer = try JSONParser.parse(Array(response.body.readableBytesView))

@@ -177,9 +177,12 @@ final class WriteBehind {
         flushInFlight = true
         let sequence = writeSequence
         var snapshot = source.snapshot(of: dirty)
-        let now = eventLoop.now
-        snapshot.keepUnseenAside = Set(deferredSince.lazy.filter { now - $0.value >= WriteBehind.longestDeferral }.map(\.key))
-            .intersection(dirty)
+        // Almost every flush defers nothing: it skips the look.
+        if !deferredSince.isEmpty {
+            let now = eventLoop.now
+            snapshot.keepUnseenAside = Set(deferredSince.lazy.filter { now - $0.value >= WriteBehind.longestDeferral }.map(\.key))
+                .intersection(dirty)
+        }
         if !snapshot.keepUnseenAside.isEmpty {
             logger.warning("a domain file edited outside the daemon could not be read in time; it is kept as <file>.rejected-<time> and the domain written", metadata: [
                 "domains": "\(snapshot.keepUnseenAside.sorted().map(\.rawValue).joined(separator: ", "))"])

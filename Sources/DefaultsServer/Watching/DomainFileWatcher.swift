@@ -99,42 +99,31 @@ final class DomainFileWatcher {
     /// Reads the domain's file and applies what changed, unless memory already holds it.
     func take(_ domain: DomainName) {
         guard let memory = store.loadedValues(of: domain), let path = files.path(of: domain) else { return }
-        let contents = files.read(domain)
-        if case .parsed = contents {} else if case .missing = contents {} else {
-            return suspect(contents, of: domain, path: path)
-        }
-        suspects[domain] = nil
-        switch contents {
+        switch files.read(domain) {
         case .missing:
+            suspects[domain] = nil
             // The daemon removes a domain's file itself when the domain becomes empty.
             guard !files.versions.removalIsKnown(of: domain) else { return }
             files.versions.rememberRemoval(of: domain)
             apply(Changeset.difference(from: memory, to: [:], domain: domain), path: path, version: nil)
         case .parsed(let values, let version):
+            suspects[domain] = nil
             guard !files.versions.isKnown(version, of: domain) else { return }
             apply(Changeset.difference(from: memory, to: values, domain: domain), path: path, version: version)
-        default:
-            return
+        case .beingWritten(let version):
+            suspect(version, of: domain, path: path, reason: "the file is empty")
+        case .unparseable(let reason, let version):
+            suspect(version, of: domain, path: path, reason: reason)
+        case .unreadable(let error):
+            // Nothing at the path to keep aside (a link that loops, say): the next write replaces it.
+            guard let version = FileVersion(atPath: path) else { return }
+            suspect(version, of: domain, path: path, reason: error.message)
         }
     }
 
-    /// A file that cannot be taken in as it stands: judged torn once it has stayed the same
-    /// version for `tornDelay`, and looked at again then.
-    private func suspect(_ contents: DomainFiles.FileContents, of domain: DomainName, path: String) {
-        let version: FileVersion
-        let reason: String
-        switch contents {
-        case .beingWritten(let empty):
-            (version, reason) = (empty, "the file is empty")
-        case .unparseable(let problem, let unparseable):
-            (version, reason) = (unparseable, problem)
-        case .unreadable(let error):
-            // Nothing at the path to keep aside (a link that loops, say): the next write replaces it.
-            guard let status = FileVersion(atPath: path) else { return }
-            (version, reason) = (status, error.message)
-        case .missing, .parsed:
-            return
-        }
+    /// A version that cannot be taken in as it stands: judged torn once it has stayed the same
+    /// for `tornDelay`, and looked at again then.
+    private func suspect(_ version: FileVersion, of domain: DomainName, path: String, reason: String) {
         guard !files.versions.isKnown(version, of: domain) else { return }
         let now = store.eventLoop.now
         if let earlier = suspects[domain], earlier.version == version {
