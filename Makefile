@@ -253,11 +253,14 @@ c-test: gsettings-backend $(addprefix $(C_BUILD)/,$(C_TESTS))
 	PKG_CONFIG_PATH=$(CURDIR)/$(C_BUILD)/stage/lib/pkgconfig sh -c \
 		'cc -o $(C_BUILD)/installed-client c/tests/installed-client.c $$(pkg-config --cflags --libs defaultsd)'
 	LD_LIBRARY_PATH=$(CURDIR)/$(C_BUILD)/stage/lib DEFAULTSD_SOCKET=$(CURDIR)/$(C_BUILD)/no-daemon/socket $(C_BUILD)/installed-client
-	for test in $(C_TESTS); do \
+	# Each in a private HOME and XDG directories: nothing of the person running them is read or changed.
+	home=$$(mktemp -d) && for test in $(C_TESTS); do \
+		HOME=$$home XDG_CONFIG_HOME=$$home/.config XDG_DATA_HOME=$$home/.local/share XDG_CACHE_HOME=$$home/.cache \
+		XDG_STATE_HOME=$$home/.local/state XDG_RUNTIME_DIR=$$home/run DBUS_SESSION_BUS_ADDRESS= \
 		DEFAULTSD_BINARY=$(CURDIR)/.build/debug/defaultsd GIO_MODULES_DIR=$(CURDIR)/$(GIO_MODULES) \
 		IMPORT_DCONF=$(CURDIR)/$(C_BUILD)/defaultsd-import-dconf SCHEMA_TOOL=$(CURDIR)/$(C_BUILD)/defaultsd-schema \
-		SCHEMA_SOURCE=$(CURDIR)/c/tests/org.defaultsd.test.gschema.xml $(C_BUILD)/$$test || exit 1; \
-	done
+		SCHEMA_SOURCE=$(CURDIR)/c/tests/org.defaultsd.test.gschema.xml $(C_BUILD)/$$test || { rm -rf $$home; exit 1; }; \
+	done; rm -rf $$home
 
 clean:
 	rm -rf .build
