@@ -59,9 +59,13 @@ import Testing
     }
 
     final class Table: SnapshotSource {
+        private(set) var recorded: [FlushOutcome] = []
+
         func snapshot(of dirty: Set<DomainName>) -> WriteBehind.Snapshot {
             WriteBehind.Snapshot(domains: dirty.map { ($0, [:]) }, generations: [:])
         }
+
+        func record(_ outcome: FlushOutcome) { recorded.append(outcome) }
     }
 
     let a = try! DomainName("com.a")
@@ -110,6 +114,27 @@ import Testing
         #expect(elapsed(writer, since: start) == [200, 400])
         loop.advanceTime(by: .milliseconds(10))
         #expect(elapsed(writer, since: start) == [200, 400, 490])
+    }
+
+    /// A file event for a domain being written waits until the writer has answered and the
+    /// loop has recorded what it wrote: its own write must not be read as someone else's.
+    @Test func whatWaitsForAFlushRunsOnceItsOutcomeIsRecorded() {
+        let (loop, writer, writeBehind, table) = make()
+        writer.completesAtOnce = false
+        var ran: [Int] = []
+        writeBehind.afterFlush { ran.append(table.recorded.count) }
+        #expect(ran == [0], "no flush in flight: at once")
+        writeBehind.markDirty(a)
+        _ = writeBehind.synchronize()
+        #expect(writeBehind.domainsInFlight == [a])
+        writeBehind.afterFlush { ran.append(table.recorded.count) }
+        writeBehind.afterFlush { ran.append(table.recorded.count) }
+        loop.run()
+        #expect(ran == [0], "the flush is still in flight")
+        writer.completeAll()
+        loop.run()
+        #expect(ran == [0, 1, 1], "each ran once, after the outcome was recorded")
+        #expect(writeBehind.domainsInFlight.isEmpty)
     }
 
     @Test func synchronizeIsAGroupCommit() throws {

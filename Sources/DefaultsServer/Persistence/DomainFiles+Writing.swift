@@ -17,6 +17,8 @@ extension DomainFiles {
         }
         let path: String
         let action: Action
+        /// The version the file has once renamed into place: the temporary file's own.
+        var version: FileVersion?
 
         /// Removes the temporary file of a change that will not be committed.
         func discard() {
@@ -24,31 +26,41 @@ extension DomainFiles {
         }
     }
 
+    /// How a domain's write was prepared.
+    enum DomainStage {
+        /// Staged; `keptAside` is the version on disk it kept as `.rejected-<time>` first, if any.
+        case written(StagedChange, keptAside: FileVersion?)
+        /// The file holds an edit not read yet: the write waits for it.
+        case deferred
+    }
+
     /// Prepares a domain's write: its new file's contents written to a temporary file and
-    /// fsynced, or its removal when the domain is empty. A file the daemon refused to take in is
-    /// first kept as `<file>.rejected-<time>`, and so is any version it has not seen when
-    /// `keepingUnseenAside`. Nil when the write must wait for an edit on disk to be read.
+    /// fsynced, or its removal when the domain is empty. A version on disk that `versions` does
+    /// not know is an edit not read yet, and the write is deferred, unless it is the version the
+    /// daemon refused, or `keepingUnseenAside`: then it is first kept as `<file>.rejected-<time>`.
     func stage(
-        _ domain: DomainName, values: [String: PlistValue], keepingUnseenAside: Bool = false, now: Date = Date()
-    ) throws(DefaultsError) -> StagedChange? {
+        _ domain: DomainName, values: [String: PlistValue], knowing versions: KnownFileVersions,
+        keepingUnseenAside: Bool = false, now: Date = Date()
+    ) throws(DefaultsError) -> DomainStage {
         guard let link = path(of: domain) else {
             // The store refuses by-host writes on a machine without an id; an empty domain has no file.
-            if values.isEmpty { return StagedChange(path: "", action: .none) }
+            if values.isEmpty { return .written(StagedChange(path: "", action: .none), keptAside: nil) }
             throw MachineID.refusal(writing: domain)
         }
         // A domain file that is a symbolic link (stow, home-manager) is written through: its
         // target is replaced in the target's own folder, and the link stays a link.
         let target = DomainFiles.linkTarget(of: link)
         let path = target ?? link
+        var keptAside: FileVersion?
         if versions.isWatched, let current = FileVersion(atPath: path), !versions.isKnown(current, of: domain) {
-            guard versions.takeRejected(current, of: domain) || keepingUnseenAside else { return nil }
+            guard versions.rejectedVersion(of: domain) == current || keepingUnseenAside else { return .deferred }
             try keepRejected(path, now: now)
+            keptAside = current
         }
         // An empty domain has no file, unless its file is a link: the link's target then holds
         // an empty dictionary, so that the link stays whole.
         if values.isEmpty && target == nil {
-            versions.rememberRemoval(of: domain)
-            return StagedChange(path: path, action: .remove)
+            return .written(StagedChange(path: path, action: .remove), keptAside: keptAside)
         }
         let data = try PropertyListFile.encode(values, format: format)
         // A file the daemon's own reader would refuse is never written: it could not be read back.
@@ -56,7 +68,7 @@ extension DomainFiles {
             throw DefaultsError(
                 .tooLarge, "\(domain)'s file would be \(data.count) bytes, more than the \(PropertyListLimits.maximumFileBytes) a property-list file may be read at")
         }
-        return try stage(data, at: path, as: domain)
+        return .written(try stage(data, at: path), keptAside: keptAside)
     }
 
     /// Keeps a hand edit the daemon refused as `<state directory>/<file>.rejected-<time>` (beside
@@ -134,10 +146,9 @@ extension DomainFiles {
         try commit([try stage(data, at: path)])
     }
 
-    /// Writes `data` to a temporary file beside `path` and fsyncs it. The version written is
-    /// remembered as the domain's before it is renamed into place, so its own change on disk is
-    /// never news to the daemon.
-    func stage(_ data: Data, at path: String, as domain: DomainName? = nil) throws(DefaultsError) -> StagedChange {
+    /// Writes `data` to a temporary file beside `path` and fsyncs it; the change carries the
+    /// version written, which the loop records so that the daemon's own write is never news to it.
+    func stage(_ data: Data, at path: String) throws(DefaultsError) -> StagedChange {
         // In the file's own folder: a rename within one folder is atomic, and one fsync of it
         // makes the rename durable.
         let folder = DomainFiles.folder(of: path)
@@ -152,13 +163,13 @@ extension DomainFiles {
         var failure: DefaultsError?
         if !FileDescriptorIO.write(data, to: fd) { failure = ioError("cannot write \(temporary)") }
         if failure == nil, fsync(fd) != 0 { failure = ioError("cannot fsync \(temporary)") }
-        if failure == nil, let domain, let version = FileVersion(descriptor: fd) { versions.remember(version, of: domain) }
+        let version = failure == nil ? FileVersion(descriptor: fd) : nil
         close(fd)
         if let failure {
             unlink(temporary)
             throw failure
         }
-        return StagedChange(path: path, action: .replace(temporary: temporary))
+        return StagedChange(path: path, action: .replace(temporary: temporary), version: version)
     }
 
     static func folder(of path: String) -> String {

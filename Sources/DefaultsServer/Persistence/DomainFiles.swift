@@ -5,35 +5,28 @@ import Glibc
 /// The storage directory: one property-list file per domain, and in its `ByHost` folder one per
 /// by-host domain of this machine (`<domain>.<host id>.plist`).
 ///
-/// A value type whose only shared state is `versions` (itself locked), so the writer thread
-/// and the event loop can each hold a copy. Writes use POSIX calls directly because Foundation's atomic `Data.write` neither
+/// An immutable value (folders, format, host id), so the writer thread and the event loop each
+/// hold a copy and share nothing: what the daemon knows of the files is the loop's
+/// (``KnownFileVersions``). Writes use POSIX calls directly because Foundation's atomic `Data.write` neither
 /// fsyncs the file nor the directory, and a write must be durable when `synchronize` answers.
 struct DomainFiles: Sendable {
     let directory: String
     let format: PropertyListFile.Format
-    /// The versions of each domain file that memory already holds.
-    let versions: KnownFileVersions
     /// The id in the names of this machine's by-host files (``DomainFiles/hostID(sharesFoundationFolder:machineID:)``);
     /// nil when there is none, and then by-host domains read as empty and are never written.
     let hostID: String?
-    /// What the ledger on disk holds, once this process has written it.
-    let ledger: DurableLedger
-
     /// Where the daemon keeps its own files: the generation ledger, the roaming journal and the
     /// copies of rejected hand edits. Apart from `directory` when that is the folder Foundation
     /// shares (`$XDG_STATE_HOME/defaultsd`), so that folder holds domain files only.
     let stateDirectory: String
 
     init(
-        directory: String, stateDirectory: String? = nil, format: PropertyListFile.Format, hostID: String? = nil,
-        versions: KnownFileVersions = KnownFileVersions(), ledger: DurableLedger = DurableLedger()
+        directory: String, stateDirectory: String? = nil, format: PropertyListFile.Format, hostID: String? = nil
     ) {
         self.directory = directory
         self.stateDirectory = stateDirectory ?? directory
         self.format = format
         self.hostID = hostID
-        self.versions = versions
-        self.ledger = ledger
     }
 
     /// The id that names this machine's by-host files. In the folder shared with Foundation it is
@@ -133,7 +126,8 @@ struct DomainFiles: Sendable {
 
     enum LoadResult: Sendable {
         case missing
-        case loaded([String: PlistValue])
+        /// The values, and the version of the file they were read from when it is a domain's.
+        case loaded([String: PlistValue], FileVersion?)
         /// The file could not be parsed and was moved to `movedTo`; the domain starts empty.
         case corrupt(reason: String, movedTo: String)
     }
@@ -143,10 +137,8 @@ struct DomainFiles: Sendable {
         guard let path = path(of: domain) else { return .missing }
         switch DomainFiles.read(atPath: path) {
         case .missing: return .missing
-        case .parsed(let values, let version):
-            versions.remember(version, of: domain)
-            return .loaded(values)
-        case .beingWritten: return .loaded([:])
+        case .parsed(let values, let version): return .loaded(values, version)
+        case .beingWritten: return .loaded([:], nil)
         case .unparseable, .unreadable: return try DomainFiles.load(atPath: path, now: now)
         }
     }
@@ -198,7 +190,7 @@ struct DomainFiles: Sendable {
         case .success(let file): data = file.data
         }
         do {
-            return .loaded(try PropertyListFile.decode(data))
+            return .loaded(try PropertyListFile.decode(data), nil)
         } catch {
             let aside = path + ".corrupt-" + stamp(now)
             guard rename(path, aside) == 0 else {

@@ -1,19 +1,31 @@
 import DefaultsCore
-import Dispatch
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 
-/// What `WriteBehind` snapshots: the state it hands to the writer.
+/// What `WriteBehind` snapshots: the state it hands to the writer, and where what the writer
+/// did is recorded, on the loop, when it answers.
 protocol SnapshotSource: AnyObject {
     func snapshot(of dirty: Set<DomainName>) -> WriteBehind.Snapshot
+    func record(_ outcome: FlushOutcome)
 }
 
-/// What a flush did not write: the domains that failed, and those deferred because their file
-/// holds an edit the daemon has not read yet (written at the next flush, after it is read).
+/// What a flush did, as the writer answers it to the loop: the files it wrote or removed, the
+/// refused versions it kept aside, the ledger it made durable; and what it did not write: the
+/// domains that failed, and those deferred because their file holds an edit the daemon has not
+/// read yet (written at the next flush, after it is read).
 struct FlushOutcome: Sendable, Equatable {
+    /// A domain's file as the flush left it.
+    enum WrittenFile: Sendable, Equatable {
+        case version(FileVersion)
+        case removed
+    }
+
     var failures: [DomainName: DefaultsError] = [:]
     var deferred: Set<DomainName> = []
+    var written: [DomainName: WrittenFile] = [:]
+    var keptAside: [DomainName: FileVersion] = [:]
+    /// The ledger now durable, when the flush wrote one.
+    var ledger: [DomainName: Int64]?
 }
 
 /// Makes a snapshot durable: the generation ledger first when it must change, then each domain's file. Answers, on
@@ -52,7 +64,7 @@ extension DomainFiles {
     /// (the last one, at a clean stop) writes the generations themselves as the ledger.
     func write(_ snapshot: WriteBehind.Snapshot) -> FlushOutcome {
         var outcome = FlushOutcome()
-        let ledgerValues = GenerationLedger.values(before: snapshot, durable: ledger.durable)
+        let ledgerValues = GenerationLedger.values(before: snapshot, durable: snapshot.durableLedger)
         var ledgerChange: StagedChange?
         if let ledgerValues {
             do throws(DefaultsError) {
@@ -64,25 +76,27 @@ extension DomainFiles {
             }
         }
         // Staged side by side: the fsyncs of several files overlap; the renames below then put them in place together.
-        let results = NIOLockedValueBox([Result<StagedChange?, DefaultsError>?](repeating: nil, count: snapshot.domains.count))
-        DispatchQueue.concurrentPerform(iterations: snapshot.domains.count) { index in
-            let (domain, values) = snapshot.domains[index]
-            let keepAside = snapshot.keepUnseenAside.contains(domain)
-            let result = Result { () throws(DefaultsError) in try stage(domain, values: values, keepingUnseenAside: keepAside) }
-            results.withLockedValue { $0[index] = result }
+        let results = snapshot.domains.concurrentMap { (domain, values) in
+            Result { () throws(DefaultsError) in
+                try stage(
+                    domain, values: values, knowing: snapshot.versions,
+                    keepingUnseenAside: snapshot.keepUnseenAside.contains(domain))
+            }
         }
         var staged: [(domain: DomainName, change: StagedChange)] = []
-        for ((domain, _), result) in zip(snapshot.domains, results.withLockedValue { $0 }) {
-            switch result! {
-            case .success(let change?): staged.append((domain, change))
-            case .success(nil): outcome.deferred.insert(domain)
+        for ((domain, _), result) in zip(snapshot.domains, results) {
+            switch result {
+            case .success(.written(let change, let keptAside)):
+                staged.append((domain, change))
+                if let keptAside { outcome.keptAside[domain] = keptAside }
+            case .success(.deferred): outcome.deferred.insert(domain)
             case .failure(let error): outcome.failures[domain] = error
             }
         }
         do throws(DefaultsError) {
             if let ledgerChange {
                 try commit([ledgerChange])
-                ledger.durable = ledgerValues
+                outcome.ledger = ledgerValues
             }
         } catch {
             for (_, change) in staged { change.discard() }
@@ -91,6 +105,13 @@ extension DomainFiles {
             return outcome
         }
         for (domain, error) in commit(staged.map(\.change), reportingAs: staged.map(\.domain)) { outcome.failures[domain] = error }
+        for (domain, change) in staged where outcome.failures[domain] == nil {
+            switch change.action {
+            case .replace: if let version = change.version { outcome.written[domain] = .version(version) }
+            case .remove: outcome.written[domain] = .removed
+            case .none: break
+            }
+        }
         return outcome
     }
 }

@@ -1,7 +1,6 @@
 import DefaultsCore
 import FoundationEssentials
 import Glibc
-import NIOConcurrencyHelpers
 
 /// One version of a file: the inode and what every write changes (size and modification time,
 /// to the nanosecond). A file renamed over the path is another inode; a file written in place
@@ -36,73 +35,72 @@ struct FileVersion: Sendable, Hashable {
 }
 
 /// Which versions of each domain file the daemon already holds in memory: those it wrote, read
-/// at load, or took in as a hand edit; and the version it refused, if any.
+/// at load, or took in as a hand edit; and the version it refused, if any. With it the daemon
+/// tells its own writes from a person's, and never writes a domain over an edit it has not read.
 ///
-/// Shared by the writer thread, which records each file it writes before renaming it into
-/// place, and the event loop, which reads files and decides whether a change on disk is news;
-/// hence the lock. With it the daemon tells its own writes from a person's, and never writes a
-/// domain over an edit it has not read yet.
-final class KnownFileVersions: Sendable {
-    private struct State {
-        /// The last few versions per domain, newest last.
-        var recent: [DomainName: [FileVersion]] = [:]
-        /// Domains whose file the daemon itself removed last.
-        var removed: Set<DomainName> = []
-        var rejected: [DomainName: FileVersion] = [:]
-        var isWatched = false
-    }
+/// Owned by the state-owning event loop, in ``DomainTable``. The writer thread gets a copy in
+/// each snapshot and answers what it wrote (``FlushOutcome``); the loop records that here. File
+/// events for a domain whose flush is in flight wait for the flush (``WriteBehind/afterFlush(_:)``),
+/// so the loop never reads the daemon's own write before it has recorded it.
+struct KnownFileVersions: Sendable {
+    /// The last few versions per domain, newest last.
+    private var recent: [DomainName: [FileVersion]] = [:]
+    /// Domains whose file the daemon itself removed last.
+    private var removed: Set<DomainName> = []
+    private var rejected: [DomainName: FileVersion] = [:]
+    /// True while hand edits are watched: only then does the writer wait for one to be read.
+    var isWatched = false
 
-    private let state = NIOLockedValueBox(State())
     /// Enough to cover a write in flight while an edit is read.
     private static let kept = 4
 
-    /// True while hand edits are watched: only then does the writer wait for one to be read.
-    var isWatched: Bool {
-        get { state.withLockedValue { $0.isWatched } }
-        set { state.withLockedValue { $0.isWatched = newValue } }
-    }
-
     /// Memory holds what `version` of the domain's file holds.
-    func remember(_ version: FileVersion, of domain: DomainName) {
-        state.withLockedValue { state in
-            var versions = state.recent[domain] ?? []
-            versions.removeAll { $0 == version }
-            versions.append(version)
-            if versions.count > Self.kept { versions.removeFirst(versions.count - Self.kept) }
-            state.recent[domain] = versions
-            state.removed.remove(domain)
-        }
+    mutating func remember(_ version: FileVersion, of domain: DomainName) {
+        var versions = recent[domain] ?? []
+        versions.removeAll { $0 == version }
+        versions.append(version)
+        if versions.count > Self.kept { versions.removeFirst(versions.count - Self.kept) }
+        recent[domain] = versions
+        removed.remove(domain)
     }
 
-    /// The daemon removed the domain's file (the domain became empty).
-    func rememberRemoval(of domain: DomainName) {
-        state.withLockedValue { _ = $0.removed.insert(domain) }
+    /// The daemon removed the domain's file (the domain became empty), or saw it removed.
+    mutating func rememberRemoval(of domain: DomainName) {
+        removed.insert(domain)
     }
 
     func isKnown(_ version: FileVersion, of domain: DomainName) -> Bool {
-        state.withLockedValue { $0.recent[domain]?.contains(version) ?? false }
+        recent[domain]?.contains(version) ?? false
     }
 
     /// Whether the daemon's own last act on the domain's file was removing it.
     func removalIsKnown(of domain: DomainName) -> Bool {
-        state.withLockedValue { $0.removed.contains(domain) }
+        removed.contains(domain)
     }
 
     /// A version that could not be taken in: kept aside before the daemon next writes the domain.
-    func reject(_ version: FileVersion, of domain: DomainName) {
-        state.withLockedValue { $0.rejected[domain] = version }
+    mutating func reject(_ version: FileVersion, of domain: DomainName) {
+        rejected[domain] = version
     }
 
-    /// Takes the rejected version of the domain, when it is `version`.
-    func takeRejected(_ version: FileVersion, of domain: DomainName) -> Bool {
-        state.withLockedValue { state in
-            guard state.rejected[domain] == version else { return false }
-            state.rejected[domain] = nil
-            return true
+    /// The version of the domain's file that was refused, while it is the one to keep aside.
+    func rejectedVersion(of domain: DomainName) -> FileVersion? { rejected[domain] }
+
+    /// Forgets the refused version: it was kept aside, or replaced by one taken in.
+    mutating func clearRejected(of domain: DomainName, ifItIs version: FileVersion? = nil) {
+        guard version == nil || rejected[domain] == version else { return }
+        rejected[domain] = nil
+    }
+
+    /// Records what a flush did to the files: the versions it wrote, the files it removed, and
+    /// the refused versions it kept aside.
+    mutating func record(_ outcome: FlushOutcome) {
+        for (domain, file) in outcome.written {
+            switch file {
+            case .version(let version): remember(version, of: domain)
+            case .removed: rememberRemoval(of: domain)
+            }
         }
-    }
-
-    func clearRejected(of domain: DomainName) {
-        state.withLockedValue { _ = $0.rejected.removeValue(forKey: domain) }
+        for (domain, version) in outcome.keptAside { clearRejected(of: domain, ifItIs: version) }
     }
 }

@@ -73,32 +73,3 @@ struct GenerationLedger: Sendable {
         return try PropertyListFile.encode(values, format: .binary)
     }
 }
-
-/// The ledger this process last made durable: nil until its first write. Owned by the writer
-/// thread, the only one that writes the ledger (`DurableWriter.write` runs there alone): the
-/// first thread to touch it becomes its owner, and any other traps, in release builds too.
-final class DurableLedger: @unchecked Sendable {
-    // @unchecked Sendable: shared by reference with the event loop's `DomainFiles`, but every
-    // access checks that it runs on the owning thread, so no two threads ever touch `value`.
-    private var owner: pthread_t?
-    private var value: [DomainName: Int64]?
-
-    init() {}
-
-    var durable: [DomainName: Int64]? {
-        get {
-            checkOwner()
-            return value
-        }
-        set {
-            checkOwner()
-            value = newValue
-        }
-    }
-
-    private func checkOwner() {
-        let current = pthread_self()
-        guard let owner else { return owner = current }
-        precondition(pthread_equal(owner, current) != 0, "the durable ledger is the writer thread's; another thread touched it")
-    }
-}

@@ -29,6 +29,10 @@ final class WriteBehind {
         /// Domains whose write waited ``WriteBehind/longestDeferral`` for an edit on disk to be
         /// read: a file the daemon has not seen is kept aside as `.rejected-<time>`, not waited for.
         var keepUnseenAside: Set<DomainName> = []
+        /// The versions of the domain files that memory holds, as the loop knows them now.
+        var versions = KnownFileVersions()
+        /// The ledger on disk, nil until this process has written it.
+        var durableLedger: [DomainName: Int64]?
     }
 
     private let eventLoop: EventLoop
@@ -51,6 +55,11 @@ final class WriteBehind {
     private var waiters: [(sequence: UInt64, promise: EventLoopPromise<Void>)] = []
     /// When each domain's write was first deferred for an edit on disk not yet read.
     private var deferredSince: [DomainName: NIODeadline] = [:]
+    /// The domains of the flush in flight: until the writer answers, their files may hold its
+    /// write, which the loop has not recorded yet.
+    private(set) var domainsInFlight: Set<DomainName> = []
+    /// What waits for the flush in flight to be answered and recorded.
+    private var afterFlushActions: [() -> Void] = []
 
     /// The longest a domain's write waits for an edit on disk to be read. The file watcher judges
     /// every file within ``DomainFileWatcher/standardTornDelay``; past this bound the file is kept
@@ -123,16 +132,46 @@ final class WriteBehind {
     }
 
     /// Writes every change still in memory, then the exact generations as the ledger, so a
-    /// clean restart continues every domain's generation where it stopped. Called once, at stop.
+    /// clean restart continues every domain's generation where it stopped. Called once, at stop:
+    /// the last write is a flush like any other, so none starts beside it.
     func finish() -> EventLoopFuture<Void> {
         eventLoop.preconditionInEventLoop()
         return synchronize().assumeIsolated().flatMap { [self] in
+            timer?.cancel()
+            timer = nil
+            gathering = false
+            flushInFlight = true
             var snapshot = source.snapshot(of: [])
             snapshot.exactGenerations = true
-            return writer.write(snapshot).flatMapThrowing { outcome in
+            return writer.write(snapshot).assumeIsolated().flatMapThrowing { [self] outcome in
+                flushAnswered(outcome)
+                runAfterFlushActions()
                 if let failure = outcome.failures.values.first { throw failure }
-            }
+            }.nonisolated()
         }.nonisolated()
+    }
+
+    /// Runs `action` once the flush in flight, if any, is answered and recorded; at once when
+    /// none is. A file event for a domain being written waits for it: the file may hold the
+    /// daemon's own write, not yet known as its own.
+    func afterFlush(_ action: @escaping () -> Void) {
+        eventLoop.preconditionInEventLoop()
+        guard flushInFlight else { return action() }
+        afterFlushActions.append(action)
+    }
+
+    /// Records what the writer did and ends the flush.
+    private func flushAnswered(_ outcome: FlushOutcome) {
+        source.record(outcome)
+        flushInFlight = false
+        domainsInFlight = []
+    }
+
+    /// Runs what waited for the flush just answered, before the next can start.
+    private func runAfterFlushActions() {
+        let actions = afterFlushActions
+        afterFlushActions = []
+        for action in actions { action() }
     }
 
     // MARK: - Timing
@@ -187,78 +226,86 @@ final class WriteBehind {
             logger.warning("a domain file edited outside the daemon could not be read in time; it is kept as <file>.rejected-<time> and the domain written", metadata: [
                 "domains": "\(snapshot.keepUnseenAside.sorted().map(\.rawValue).joined(separator: ", "))"])
         }
+        domainsInFlight = dirty
         dirty.removeAll()
         firstDirtyAt = nil
         flushCount += 1
         writer.write(snapshot).assumeIsolated().whenSuccess { [self] outcome in
-            flushInFlight = false
-            let failures = outcome.failures
-            let unwritten = Set(failures.keys).union(outcome.deferred)
-            for (domain, _) in snapshot.domains where !unwritten.contains(domain) {
-                fileWrites += 1
-                fileWritesByDomain[domain, default: 0] += 1
-                if failedAttempts.removeValue(forKey: domain) != nil {
-                    logger.notice("domain written again after failed writes", metadata: ["domain": "\(domain)"])
-                }
+            flushAnswered(outcome)
+            runAfterFlushActions()
+            flushEnded(snapshot, upTo: sequence, outcome)
+        }
+    }
+
+    /// Counts what a flush wrote, keeps dirty what it did not, answers the callers it made
+    /// durable, and schedules the next.
+    private func flushEnded(_ snapshot: Snapshot, upTo sequence: UInt64, _ outcome: FlushOutcome) {
+        let failures = outcome.failures
+        let unwritten = Set(failures.keys).union(outcome.deferred)
+        for (domain, _) in snapshot.domains where !unwritten.contains(domain) {
+            fileWrites += 1
+            fileWritesByDomain[domain, default: 0] += 1
+            if failedAttempts.removeValue(forKey: domain) != nil {
+                logger.notice("domain written again after failed writes", metadata: ["domain": "\(domain)"])
             }
-            dirty.formUnion(outcome.deferred)
-            for domain in outcome.deferred where deferredSince[domain] == nil { deferredSince[domain] = eventLoop.now }
-            for (domain, _) in snapshot.domains where !outcome.deferred.contains(domain) { deferredSince[domain] = nil }
-            var retrying = false
-            for (domain, error) in failures {
-                let attempts = failedAttempts[domain, default: 0] + 1
-                failedAttempts[domain] = attempts
-                if attempts == 1 {
-                    logger.error("could not write domain; retrying with a growing delay, logged again only once it is written", metadata: [
-                        "domain": "\(domain)", "error": "\(error.message)"])
-                }
-                if attempts >= WriteBehind.attemptsBeforeSettingAside {
-                    if attempts == WriteBehind.attemptsBeforeSettingAside {
-                        logger.error("domain set aside after failed writes: its values stay in memory, and it is written again only when it changes, at synchronize or at stop", metadata: [
-                            "domain": "\(domain)", "attempts": "\(attempts)", "error": "\(error.message)"])
-                    }
-                    setAside[domain] = error
-                } else {
-                    dirty.insert(domain)
-                    retrying = true
-                }
+        }
+        dirty.formUnion(outcome.deferred)
+        for domain in outcome.deferred where deferredSince[domain] == nil { deferredSince[domain] = eventLoop.now }
+        for (domain, _) in snapshot.domains where !outcome.deferred.contains(domain) { deferredSince[domain] = nil }
+        var retrying = false
+        for (domain, error) in failures {
+            let attempts = failedAttempts[domain, default: 0] + 1
+            failedAttempts[domain] = attempts
+            if attempts == 1 {
+                logger.error("could not write domain; retrying with a growing delay, logged again only once it is written", metadata: [
+                    "domain": "\(domain)", "error": "\(error.message)"])
             }
-            if !dirty.isEmpty, firstDirtyAt == nil { firstDirtyAt = eventLoop.now }
-            if !failures.isEmpty {
-                failWaiters(upTo: sequence, DefaultsError(.ioError, failures.values.first!.message))
-                if retrying {
-                    arm(at: eventLoop.now + retryDelay)
-                    retryDelay = retryDelay * 2
-                } else {
-                    retryDelay = WriteBehind.firstRetryDelay
-                    // Whatever else changed meanwhile is written on its usual schedule; callers
-                    // who came during this flush are answered (with the failure) now.
-                    if !dirty.isEmpty {
-                        arm(at: max(lastWriteAt + coalesceDelay, eventLoop.now))
-                    } else if !waiters.isEmpty {
-                        startFlush()
-                    }
+            if attempts >= WriteBehind.attemptsBeforeSettingAside {
+                if attempts == WriteBehind.attemptsBeforeSettingAside {
+                    logger.error("domain set aside after failed writes: its values stay in memory, and it is written again only when it changes, at synchronize or at stop", metadata: [
+                        "domain": "\(domain)", "attempts": "\(attempts)", "error": "\(error.message)"])
                 }
-                return
+                setAside[domain] = error
+            } else {
+                dirty.insert(domain)
+                retrying = true
             }
-            retryDelay = WriteBehind.firstRetryDelay
-            if !outcome.deferred.isEmpty {
-                // Written at the next flush, once the edit on disk has been read; whoever waits
-                // for this flush waits for that one.
-                logger.debug("domain file edited outside the daemon; writing after reading it", metadata: [
-                    "domains": "\(outcome.deferred.sorted().map(\.rawValue).joined(separator: ", "))"])
-                arm(at: eventLoop.now + coalesceDelay)
-                return
-            }
-            durableSequence = max(durableSequence, sequence)
-            answerWaiters()
-            if !dirty.isEmpty {
-                if !waiters.isEmpty {
-                    gathering = true
-                    arm(at: eventLoop.now + WriteBehind.groupCommitWindow)
-                } else {
+        }
+        if !dirty.isEmpty, firstDirtyAt == nil { firstDirtyAt = eventLoop.now }
+        if !failures.isEmpty {
+            if let (_, failure) = failures.first { failWaiters(upTo: sequence, DefaultsError(.ioError, failure.message)) }
+            if retrying {
+                arm(at: eventLoop.now + retryDelay)
+                retryDelay = retryDelay * 2
+            } else {
+                retryDelay = WriteBehind.firstRetryDelay
+                // Whatever else changed meanwhile is written on its usual schedule; callers
+                // who came during this flush are answered (with the failure) now.
+                if !dirty.isEmpty {
                     arm(at: max(lastWriteAt + coalesceDelay, eventLoop.now))
+                } else if !waiters.isEmpty {
+                    startFlush()
                 }
+            }
+            return
+        }
+        retryDelay = WriteBehind.firstRetryDelay
+        if !outcome.deferred.isEmpty {
+            // Written at the next flush, once the edit on disk has been read; whoever waits
+            // for this flush waits for that one.
+            logger.debug("domain file edited outside the daemon; writing after reading it", metadata: [
+                "domains": "\(outcome.deferred.sorted().map(\.rawValue).joined(separator: ", "))"])
+            arm(at: eventLoop.now + coalesceDelay)
+            return
+        }
+        durableSequence = max(durableSequence, sequence)
+        answerWaiters()
+        if !dirty.isEmpty {
+            if !waiters.isEmpty {
+                gathering = true
+                arm(at: eventLoop.now + WriteBehind.groupCommitWindow)
+            } else {
+                arm(at: max(lastWriteAt + coalesceDelay, eventLoop.now))
             }
         }
     }

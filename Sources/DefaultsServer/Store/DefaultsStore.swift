@@ -170,6 +170,7 @@ final class DefaultsStore {
         _ changeset: Changeset, origin: Origin, at index: DomainTable.Index, checked: Bool = true
     ) throws(DefaultsError) -> Int64 {
         let change = table[index].prepare(changeset)
+        // A domain past the limit (the limit lowered at reload) may still shrink.
         if change.newSize > maximumDomainBytes && change.newSize > table[index].size {
             throw DefaultsError(
                 .tooLarge,
@@ -201,15 +202,21 @@ final class DefaultsStore {
         notifier.publish(changes, generation: table[index].generation, origin: origin)
     }
 
-    /// Replaces a whole domain (empty values delete it).
+    /// Replaces a whole domain (empty values delete it): the difference, applied as one
+    /// changeset under the same checks and size limit as any other.
     @discardableResult
     func replace(_ domain: DomainName, with values: [String: PlistValue], origin: Origin) throws(DefaultsError) -> Int64 {
         let current = try state(of: domain)
-        let newSize = DomainState.size(of: values)
-        if newSize > maximumDomainBytes {
-            throw DefaultsError(.tooLarge, "domain \(domain) would be \(newSize) bytes; the limit is \(maximumDomainBytes)")
-        }
         return try apply(Changeset.difference(from: current.values, to: values, domain: domain), origin: origin)
+    }
+
+    /// What the daemon knows of the domain files on disk (the file watcher's and the writer's).
+    var fileVersions: KnownFileVersions {
+        get { table.fileVersions }
+        _modify {
+            eventLoop.preconditionInEventLoop()
+            yield &table.fileVersions
+        }
     }
 
     /// Writes a loaded domain's values to its file again, unchanged: over a file that could not
@@ -237,7 +244,9 @@ final class DefaultsStore {
         var values: [String: PlistValue] = [:]
         switch try files.load(domain) {
         case .missing: break
-        case .loaded(let loaded): values = loaded
+        case .loaded(let loaded, let version):
+            values = loaded
+            if let version { table.fileVersions.remember(version, of: domain) }
         case .corrupt(let reason, let movedTo):
             logger.error(
                 "domain file could not be parsed; moved aside and starting empty",

@@ -1,17 +1,22 @@
 import DefaultsCore
 import NIOCore
 
-/// The domains held in memory and every domain's generation: the state that the store changes
-/// and that `WriteBehind` takes snapshots of.
+/// The domains held in memory, every domain's generation and what the daemon knows of the files
+/// on disk: the state that the store changes, that `WriteBehind` takes snapshots of, and where
+/// the writer's answer is recorded.
 ///
-/// Owned by the state-owning event loop: the store and the write-behind, both on that loop,
-/// share it; every access checks the loop, in release builds too.
+/// Owned by the state-owning event loop: the store, the write-behind and the file watcher, all
+/// on that loop, share it; every method checks the loop, in release builds too.
 final class DomainTable: SnapshotSource {
     let eventLoop: EventLoop
     private let files: DomainFiles
     private(set) var states: [DomainName: DomainState] = [:]
     /// Generations from the ledger, read on first use; kept up to date by every snapshot.
     private var ledger: [DomainName: Int64]?
+    /// The ledger on disk, once this process has written it.
+    private var durableLedger: [DomainName: Int64]?
+    /// The versions of the domain files that memory holds.
+    var fileVersions = KnownFileVersions()
 
     init(eventLoop: EventLoop, files: DomainFiles) {
         self.eventLoop = eventLoop
@@ -37,6 +42,7 @@ final class DomainTable: SnapshotSource {
     func insert(_ domain: DomainName, values: [String: PlistValue]) -> Index {
         eventLoop.preconditionInEventLoop()
         states[domain] = DomainState(values: values, generation: ledgerGeneration(of: domain))
+        // Just inserted, so present.
         return states.index(forKey: domain)!
     }
 
@@ -56,6 +62,15 @@ final class DomainTable: SnapshotSource {
         // domains that do not exist leaves nothing on disk.
         for (domain, state) in states where state.generation > 0 { generations[domain] = state.generation }
         ledger = generations
-        return WriteBehind.Snapshot(domains: dirty.map { ($0, states[$0]?.values ?? [:]) }, generations: generations)
+        return WriteBehind.Snapshot(
+            domains: dirty.map { ($0, states[$0]?.values ?? [:]) }, generations: generations, versions: fileVersions,
+            durableLedger: durableLedger)
+    }
+
+    /// What a flush wrote: the files' versions and the ledger now durable.
+    func record(_ outcome: FlushOutcome) {
+        eventLoop.preconditionInEventLoop()
+        fileVersions.record(outcome)
+        if let written = outcome.ledger { durableLedger = written }
     }
 }

@@ -10,7 +10,9 @@ import NIOCore
 /// (`settleDelay`, 5 ms, after the first event of a burst), compared with memory, and the difference
 /// applied through the store like any change (generation +1, `didChange`, the domain written
 /// back in the daemon's format). What the daemon wrote itself, or already read, is a version it
-/// knows (`KnownFileVersions`) and is not read again. A file that does not parse, or that the
+/// knows (`KnownFileVersions`) and is not read again. A domain whose flush is in flight is read
+/// once the writer has answered and the loop has recorded what it wrote, so the daemon's own
+/// write is never read as someone else's. A file that does not parse, or that the
 /// store refuses (too large, against its Settings bundle), leaves memory as it was and is kept
 /// aside as `<file>.rejected-<time>` before the daemon next writes the domain.
 ///
@@ -31,6 +33,8 @@ final class DomainFileWatcher {
     private let logger: Logger
     private let settle: SettleTimer
     private var pending: Set<DomainName> = []
+    /// Domains to read once the flush in flight is answered.
+    private var waitingForFlush: Set<DomainName> = []
     /// How long a file that cannot be taken in stays as it is before it is judged torn.
     let tornDelay: TimeAmount
     /// The version of each domain's file that could not be taken in, and when it was first seen.
@@ -65,7 +69,7 @@ final class DomainFileWatcher {
                     noticed(event, inByHostFolder: true)
                 }
             }
-            files.versions.isWatched = true
+            store.fileVersions.isWatched = true
         } catch {
             logger.warning("domain files edited while the daemon runs are read only at its next start", metadata: ["error": "\(error)"])
         }
@@ -76,7 +80,7 @@ final class DomainFileWatcher {
             for domain in store.loadedDomains { pending.insert(domain) }
         } else if event.endsWatch {
             // A write waits for an edit to be read only while every edit is read.
-            files.versions.isWatched = false
+            store.fileVersions.isWatched = false
             logger.warning("the storage directory is no longer watched; edits are read at the next start", metadata: [
                 "directory": "\(inByHostFolder ? files.byHostDirectory : files.directory)"])
             return
@@ -98,17 +102,26 @@ final class DomainFileWatcher {
 
     /// Reads the domain's file and applies what changed, unless memory already holds it.
     func take(_ domain: DomainName) {
+        if store.writeBehind.domainsInFlight.contains(domain) {
+            guard waitingForFlush.insert(domain).inserted, waitingForFlush.count == 1 else { return }
+            store.writeBehind.afterFlush { [self] in
+                let waiting = waitingForFlush
+                waitingForFlush = []
+                for domain in waiting.sorted() { take(domain) }
+            }
+            return
+        }
         guard let memory = store.loadedValues(of: domain), let path = files.path(of: domain) else { return }
         switch files.read(domain) {
         case .missing:
             suspects[domain] = nil
             // The daemon removes a domain's file itself when the domain becomes empty.
-            guard !files.versions.removalIsKnown(of: domain) else { return }
-            files.versions.rememberRemoval(of: domain)
+            guard !store.fileVersions.removalIsKnown(of: domain) else { return }
+            store.fileVersions.rememberRemoval(of: domain)
             apply(Changeset.difference(from: memory, to: [:], domain: domain), path: path, version: nil)
         case .parsed(let values, let version):
             suspects[domain] = nil
-            guard !files.versions.isKnown(version, of: domain) else { return }
+            guard !store.fileVersions.isKnown(version, of: domain) else { return }
             apply(Changeset.difference(from: memory, to: values, domain: domain), path: path, version: version)
         case .beingWritten(let version):
             suspect(version, of: domain, path: path, reason: "the file is empty")
@@ -124,7 +137,7 @@ final class DomainFileWatcher {
     /// A version that cannot be taken in as it stands: judged torn once it has stayed the same
     /// for `tornDelay`, and looked at again then.
     private func suspect(_ version: FileVersion, of domain: DomainName, path: String, reason: String) {
-        guard !files.versions.isKnown(version, of: domain) else { return }
+        guard !store.fileVersions.isKnown(version, of: domain) else { return }
         let now = store.eventLoop.now
         if let earlier = suspects[domain], earlier.version == version {
             guard now - earlier.since >= tornDelay else { return }  // its look is already scheduled
@@ -139,7 +152,7 @@ final class DomainFileWatcher {
 
     /// A file that stayed unreadable is torn: kept aside, and the last good state written back.
     private func judgeTorn(_ version: FileVersion, of domain: DomainName, path: String, reason: String) {
-        files.versions.reject(version, of: domain)
+        store.fileVersions.reject(version, of: domain)
         logger.warning("domain file edited outside the daemon was not taken in: it stayed empty, cut short or unreadable; it is kept as <file>.rejected-<time> and the values in memory are written back", metadata: [
             "file": "\(path)", "error": "\(reason)"])
         store.writeBack(domain)
@@ -153,15 +166,15 @@ final class DomainFileWatcher {
                 logger.info("took in a domain file edited outside the daemon", metadata: [
                     "file": "\(path)", "keys": "\(changeset.count)"])
             }
-            if let version { files.versions.remember(version, of: domain) }
-            files.versions.clearRejected(of: domain)
+            if let version { store.fileVersions.remember(version, of: domain) }
+            store.fileVersions.clearRejected(of: domain)
         } catch {
             if let version { reject(version, of: domain, path: path, reason: error.message) }
         }
     }
 
     private func reject(_ version: FileVersion, of domain: DomainName, path: String, reason: String) {
-        files.versions.reject(version, of: domain)
+        store.fileVersions.reject(version, of: domain)
         logger.warning("domain file edited outside the daemon was not taken in; the values in memory stay, and the file is kept as <file>.rejected-<time> before the domain is next written", metadata: [
             "file": "\(path)", "error": "\(reason)"])
     }
