@@ -62,30 +62,9 @@ public final class DefaultsDaemon: Sendable {
                 former: configuration.formerStorageDirectory, shared: configuration.storageDirectory,
                 state: configuration.effectiveStateDirectory, machineID: machineID, logger: logger)
         }
-        let notifier = Notifier(eventLoop: loop)
-        let watcher = DirectoryWatcher(eventLoop: loop, logger: logger)
-        let bundles = InstalledBundles(
-            eventLoop: loop, scannerThread: scanner, notifier: notifier, watcher: watcher, configuration: configuration,
-            logger: logger)
-        let table = DomainTable(eventLoop: loop, files: files)
-        let writeBehind = WriteBehind(
-            eventLoop: loop, source: table, writer: ThreadedFileWriter(eventLoop: loop, thread: writer, files: files),
-            coalesceDelay: configuration.coalesceDelay, maximumCoalesceDelay: configuration.maximumCoalesceDelay,
-            logger: logger)
-        let managed = ManagedPreferences()
-        let store = DefaultsStore(
-            table: table, files: files, writeBehind: writeBehind, notifier: notifier, managed: managed, check: bundles,
-            maximumDomainBytes: configuration.maximumDomainBytes, logger: logger)
-        if configuration.roaming.isEnabled {
-            store.roaming = RoamingState(
-                eventLoop: store.eventLoop, configuration: configuration.roaming, files: files, journalWriter: writer, logger: logger)
-        }
         let managedFiles = ManagedPreferenceFiles(
             directory: configuration.managedPreferencesDirectory, userName: DefaultsDaemon.userName, daemonUID: getuid())
         self.loop = loop
-        let outside = OutsideChanges(
-            watcher: watcher, domainFiles: DomainFileWatcher(store: store, files: files, watcher: watcher, logger: logger),
-            managed: ManagedPreferencesWatcher(store: store, files: managedFiles, watcher: watcher, logger: logger))
         let descriptors = DescriptorBudget.raised()
         let connections = descriptors.connectionLimit(configured: configuration.maximumConnections)
         if connections < configuration.maximumConnections {
@@ -93,9 +72,11 @@ public final class DefaultsDaemon: Sendable {
                 "connections": "\(connections)",
                 "descriptorLimit": "\(descriptors.softLimit)", "reserved": "\(DescriptorBudget.reserve)"])
         }
-        let server = ServerContext(
-            store: store, notifier: notifier, bundles: bundles, outside: outside, configuration: configuration, logger: logger,
-            daemonUID: getuid(), descriptors: descriptors)
+        let server = DaemonAssembly.server(
+            on: loop, configuration: configuration, files: files,
+            writer: ThreadedFileWriter(eventLoop: loop, thread: writer, files: files), scannerThread: scanner,
+            roamingJournalThread: writer, managedFiles: managedFiles, daemonUID: getuid(), descriptors: descriptors,
+            logger: logger)
         let state = NIOLoopBoundBox.makeBoxSendingValue(server, eventLoop: loop)
         self.state = state
         self.roamingLink = configuration.roaming.isEnabled
@@ -144,7 +125,7 @@ public final class DefaultsDaemon: Sendable {
             .defaultsdChannelOptions()
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(ConnectionHandler(server: state.value))
+                    try channel.pipeline.syncOperations.addHandlers(DaemonAssembly.connectionHandlers(for: state.value))
                 }
             }
         let channel: Channel
@@ -153,10 +134,7 @@ public final class DefaultsDaemon: Sendable {
             logger.info("defaultsd \(ProtocolVersion.serverVersion) listening on a socket passed by the service manager",
                         metadata: ["storage": "\(configuration.storageDirectory)"])
         } else {
-            try await SocketPath.prepare(
-                configuration.socketPath,
-                requirePrivateParent: configuration.socketPath == DefaultPaths.socketPath(environment: [:], uid: getuid()),
-                uid: getuid(), group: group)
+            try await SocketPath.prepare(configuration.socketPath, uid: getuid(), group: group)
             channel = try await bootstrap.bind(unixDomainSocketPath: configuration.socketPath).get()
             chmod(configuration.socketPath, 0o600)
             logger.info(

@@ -21,30 +21,21 @@ final class EmbeddedServer {
         var configuration = DaemonConfiguration(socketPath: directory + "/socket", storageDirectory: directory)
         configuration.maximumLineBytes = maximumLineBytes
         configuration.maximumConnections = maximumConnections
-        let logger = Logger(label: "test")
-        let files = DomainFiles(directory: directory, format: .xml)
-        let table = DomainTable(eventLoop: loop, files: files)
+        configuration.coalesceDelay = .milliseconds(50)
+        configuration.maximumCoalesceDelay = .seconds(1)
+        configuration.maximumDomainBytes = 1 << 20
         writer = WriteBehindTests.ControlledWriter(loop: loop)
-        let notifier = Notifier(eventLoop: loop)
-        let bundles = InstalledBundles(
-            eventLoop: loop, scannerThread: scanner, notifier: notifier,
-            watcher: DirectoryWatcher(eventLoop: loop, logger: logger), configuration: configuration, logger: logger)
-        let store = DefaultsStore(
-            table: table, files: files,
-            writeBehind: WriteBehind(
-                eventLoop: loop, source: table, writer: writer, coalesceDelay: .milliseconds(50),
-                maximumCoalesceDelay: .seconds(1), logger: logger),
-            notifier: notifier, check: bundles, maximumDomainBytes: 1 << 20, logger: logger)
-        server = ServerContext(
-            store: store, notifier: notifier, bundles: bundles, configuration: configuration, logger: logger, daemonUID: 1000)
+        server = DaemonAssembly.server(
+            on: loop, configuration: configuration, files: DomainFiles(directory: directory, format: .xml), writer: writer,
+            scannerThread: scanner, daemonUID: 1000, logger: Logger(label: "test"))
     }
 
     /// A connected client whose peer is `uid`.
     func connect(uid: UInt32 = 1000) throws -> EmbeddedChannel {
-        let handler = ConnectionHandler(server: server) { channel in
-            channel.eventLoop.makeSucceededFuture(PeerCredentials(pid: 4242, uid: uid, gid: 0))
-        }
-        let channel = EmbeddedChannel(handler: handler, loop: loop)
+        let channel = EmbeddedChannel(
+            handlers: DaemonAssembly.connectionHandlers(for: server) { channel in
+                channel.eventLoop.makeSucceededFuture(PeerCredentials(pid: 4242, uid: uid, gid: 0))
+            }, loop: loop)
         try channel.connect(to: SocketAddress(unixDomainSocketPath: "/defaultsd-test")).wait()
         return channel
     }

@@ -14,8 +14,13 @@ import Testing
 
         init(_ id: UInt64) { sinkID = id }
 
-        func deliver(_ event: ChangeEvent, line: ByteBuffer) { events.append(try! JSONParser.parse(String(buffer: line))) }
-        func deliverNotice(_ line: ByteBuffer, domain: DomainName) { notices.append(String(buffer: line)) }
+        /// Whether the sink takes events now; while false, the notifier keeps them in its outbox.
+        var canTakeEventNow = true
+
+        func write(eventLine line: ByteBuffer) {
+            let text = String(buffer: line)
+            if text.contains("\"bundleDefaultsChanged\"") { notices.append(text) } else { events.append(try! JSONParser.parse(text)) }
+        }
     }
 
     let a = try! DomainName("com.a")
@@ -84,5 +89,52 @@ import Testing
         notifier.publishBundleDefaultsChanged(a)
         #expect(sink.notices == [#"{"event":"bundleDefaultsChanged","domain":"com.a"}"# + "\n"])
         #expect(elsewhere.notices.isEmpty)
+    }
+
+    /// Rule 5: a subscriber that cannot take events keeps them in its outbox, merged per domain,
+    /// notices first; they leave when it says it can take them, and only while it can.
+    @Test func aSlowSubscribersEventsWaitMergedAndLeaveWhenItCanTakeThem() {
+        let loop = EmbeddedEventLoop()
+        let notifier = Notifier(eventLoop: loop)
+        let slow = RecordingSink(1), quick = RecordingSink(2)
+        notifier.subscribe(slow, to: [a, b])
+        notifier.subscribe(quick, to: [a])
+        slow.canTakeEventNow = false
+        notifier.publish(Changeset(domain: a, changes: ["x": 1]), generation: 1, origin: writer)
+        loop.run()
+        notifier.publish(Changeset(domain: b, changes: ["y": 1]), generation: 1, origin: writer)
+        loop.run()
+        notifier.publish(Changeset(domain: a, changes: ["x": 2, "z": 1]), generation: 2, origin: writer)
+        loop.run()
+        notifier.publishBundleDefaultsChanged(a)
+        #expect(quick.events.count == 2 && quick.notices.count == 1, "the quick subscriber is not held back")
+        #expect(slow.events.isEmpty && slow.notices.isEmpty)
+        notifier.sendWaiting(to: slow)
+        #expect(slow.events.isEmpty, "it still cannot take them")
+        slow.canTakeEventNow = true
+        notifier.sendWaiting(to: slow)
+        #expect(slow.notices == [#"{"event":"bundleDefaultsChanged","domain":"com.a"}"# + "\n"])
+        #expect(slow.events.count == 2)
+        #expect(slow.events[0]["domain"] == "com.a" && slow.events[0]["generation"] == 2)
+        #expect(slow.events[0]["changes"] == .object(["x": 2, "z": 1]))
+        #expect(slow.events[1]["domain"] == "com.b")
+        // Nothing waits any more: the next event goes straight out.
+        notifier.publish(Changeset(domain: b, changes: ["y": 2]), generation: 2, origin: writer)
+        loop.run()
+        #expect(slow.events.count == 3)
+    }
+
+    @Test func aClosedSubscribersWaitingEventsAreDropped() {
+        let loop = EmbeddedEventLoop()
+        let notifier = Notifier(eventLoop: loop)
+        let sink = RecordingSink(1)
+        notifier.subscribe(sink, to: [a])
+        sink.canTakeEventNow = false
+        notifier.publish(Changeset(domain: a, changes: ["x": 1]), generation: 1, origin: writer)
+        loop.run()
+        notifier.unsubscribeFromEverything(sink)
+        sink.canTakeEventNow = true
+        notifier.sendWaiting(to: sink)
+        #expect(sink.events.isEmpty)
     }
 }

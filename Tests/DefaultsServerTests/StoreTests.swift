@@ -29,14 +29,11 @@ final class StoreFixture {
         let files = DomainFiles(directory: self.directory, format: .xml, hostID: hostID)
         try! files.prepare()
         let loop = group.next()
-        let table = DomainTable(eventLoop: loop, files: files)
-        let logger = Logger(label: "test")
-        store = DefaultsStore(
-            table: table, files: files,
-            writeBehind: WriteBehind(
-                eventLoop: loop, source: table, writer: ThreadedFileWriter(eventLoop: loop, thread: writer, files: files),
-                coalesceDelay: coalesce, maximumCoalesceDelay: configuration.maximumCoalesceDelay, logger: logger),
-            notifier: Notifier(eventLoop: loop), check: nil, maximumDomainBytes: maximumDomainBytes, logger: logger)
+        store = DaemonAssembly.server(
+            on: loop, configuration: configuration, files: files,
+            writer: ThreadedFileWriter(eventLoop: loop, thread: writer, files: files), scannerThread: writer, daemonUID: getuid(),
+            logger: Logger(label: "test")
+        ).store
     }
 
     /// The store, handed to its own loop (NIOLoopBound can only be made there): `value` traps anywhere else.

@@ -33,13 +33,15 @@ struct ChangeEvent: Sendable {
     }
 }
 
-/// Something that receives events: a subscribed connection.
+/// A subscribed connection, as the ``Notifier`` sees it: where its events go, and whether it can
+/// take one now. The notifier decides the rest.
 ///
 /// Called on the store's event loop only.
 protocol EventSink: AnyObject {
     var sinkID: UInt64 { get }
-    /// `line` is the event already encoded; sinks that cannot write now keep `event` to merge it.
-    func deliver(_ event: ChangeEvent, line: ByteBuffer)
-    /// A `bundleDefaultsChanged` notice for `domain`; sinks that cannot write now keep the latest per domain.
-    func deliverNotice(_ line: ByteBuffer, domain: DomainName)
+    /// True when a line written now is the next the client reads: its socket takes writes, and
+    /// none of its answers is still to be written.
+    var canTakeEventNow: Bool { get }
+    /// Writes and flushes one event line (a `didChange` or a notice), newline included.
+    func write(eventLine: ByteBuffer)
 }

@@ -8,8 +8,8 @@ import OrderedCollections
 /// domain's changes fold into one event (the latest value of each key wins), and a domain's
 /// `bundleDefaultsChanged` notices into one.
 ///
-/// Owned by one `ConnectionHandler`, on the state-owning loop; it writes what the outbox gives
-/// back once the socket drains.
+/// Owned by the ``Notifier``, one per slow subscriber, on the state-owning loop; it sends what
+/// the outbox gives back once the subscriber can take it.
 struct EventOutbox {
     private var events: OrderedDictionary<DomainName, ChangeEvent> = [:]
     private var notices: OrderedDictionary<DomainName, ByteBuffer> = [:]

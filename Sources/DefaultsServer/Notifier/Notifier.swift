@@ -2,12 +2,28 @@ import DefaultsCore
 import NIOCore
 import OrderedCollections
 
-/// Fans `didChange` events out to subscribers.
+/// Who is told of what, and when: the one place that decides every event's way out.
 ///
-/// Owned by the store's event loop. Changes published during one read batch (or, outside
-/// one, one event-loop turn) are gathered per (domain, writer) and sent as one event when it
-/// ends, so a changeset, or a pipelined burst read in one go, becomes one event. Each event is
-/// encoded once and the same bytes go to every subscriber.
+/// Owned by the store's event loop. The rule, top to bottom:
+///
+/// 1. **Who.** A connection subscribed to a domain, or to everything, gets the domain's events;
+///    each event once, even when it subscribed both ways. Subscriptions count as they stand when
+///    the event leaves.
+/// 2. **What.** The changes published during one read batch of the writer's connection (outside
+///    one, during one event-loop turn) are gathered per (domain, writer) into one `didChange`, so
+///    a changeset, or a pipelined burst read in one go, is one event. It is encoded once, and the
+///    same bytes go to every subscriber.
+/// 3. **When.** At the end of that batch (``releaseDelivery()``), before the writer's own answers
+///    are written, so a subscriber never waits for the writer's socket; outside a batch, at the end
+///    of the loop turn. The events of one delivery leave in the order their bursts began.
+/// 4. **After the answers it is owed.** A subscriber takes an event only when nothing of its own
+///    is still to be written (``EventSink/canTakeEventNow``): a connection that subscribes and
+///    writes reads the answer to its request before the event that request caused.
+/// 5. **When a connection is slow.** Whatever it cannot take now waits in its ``EventOutbox``:
+///    a domain's events merge into one (the latest value of each key wins) and its
+///    `bundleDefaultsChanged` notices into one, sent first. So a subscriber that does not read
+///    grows neither the daemon's memory nor anyone's latency. The connection says when it can
+///    take them again (``sendWaiting(to:)``: its answers are written, or its socket drained).
 final class Notifier {
     private struct BurstKey: Hashable {
         var domain: DomainName
@@ -38,6 +54,8 @@ final class Notifier {
     /// The buffer events leave in. Once every subscriber's socket took it, nothing else holds
     /// it and the next event reuses its storage.
     private var eventLine: ByteBuffer?
+    /// What each slow subscriber could not take yet; no entry for one that took everything.
+    private var outboxes: [UInt64: EventOutbox] = [:]
     private(set) var eventsPublished = 0
 
     init(eventLoop: EventLoop) { self.eventLoop = eventLoop }
@@ -66,9 +84,11 @@ final class Notifier {
         }
     }
 
+    /// Ends every subscription of the sink (its connection closed), and drops what waited for it.
     func unsubscribeFromEverything(_ sink: EventSink) {
         eventLoop.preconditionInEventLoop()
         everything[sink.sinkID] = nil
+        outboxes[sink.sinkID] = nil
         for domain in Array(byDomain.keys) { unsubscribe(sink, from: [domain]) }
     }
 
@@ -136,9 +156,36 @@ final class Notifier {
         line.clear()
         encoder.withBytes { line.writeBytes($0) }
         let everyone = everything
-        for sink in everyone.values { sink.deliver(event, line: line) }
-        for (id, sink) in specific ?? [:] where everyone[id] == nil { sink.deliver(event, line: line) }
+        for sink in everyone.values { send(event, line: line, to: sink) }
+        for (id, sink) in specific ?? [:] where everyone[id] == nil { send(event, line: line, to: sink) }
         if line.capacity <= BufferSizes.largestKept { eventLine = line }
+    }
+
+    /// Rules 4 and 5: written now when the subscriber can take it and nothing waits before it;
+    /// else kept in its outbox.
+    private func send(_ event: ChangeEvent, line: ByteBuffer, to sink: EventSink) {
+        if outboxes.isEmpty || outboxes[sink.sinkID] == nil, sink.canTakeEventNow {
+            sink.write(eventLine: line)
+        } else {
+            outboxes[sink.sinkID, default: EventOutbox()].keep(event)
+        }
+    }
+
+    private func send(notice line: ByteBuffer, domain: DomainName, to sink: EventSink) {
+        if outboxes.isEmpty || outboxes[sink.sinkID] == nil, sink.canTakeEventNow {
+            sink.write(eventLine: line)
+        } else {
+            outboxes[sink.sinkID, default: EventOutbox()].keep(notice: line, domain: domain)
+        }
+    }
+
+    /// The subscriber can take events again (its answers are written, or its socket drained):
+    /// sends what waited for it, as long as it can take them.
+    func sendWaiting(to sink: EventSink) {
+        eventLoop.preconditionInEventLoop()
+        guard !outboxes.isEmpty, var outbox = outboxes.removeValue(forKey: sink.sinkID) else { return }
+        while sink.canTakeEventNow, let line = outbox.next() { sink.write(eventLine: line) }
+        if !outbox.isEmpty { outboxes[sink.sinkID] = outbox }
     }
 
     /// Tells the subscribers of `domain` that its Settings bundle defaults changed:
@@ -153,7 +200,7 @@ final class Notifier {
         writer.endObject()
         writer.newline()
         let line = writer.withBytes { ByteBuffer(bytes: $0) }
-        for sink in sinks { sink.deliverNotice(line, domain: domain) }
+        for sink in sinks { send(notice: line, domain: domain, to: sink) }
     }
 
     private func subscribers(of domain: DomainName) -> [EventSink] {

@@ -1,8 +1,8 @@
 import DefaultsCore
 import NIOCore
 
-/// What the connection writes: its answers, in request order, and the events it is sent, kept in
-/// its outbox while the socket is full.
+/// What the connection writes: its answers, in request order, and the event lines the notifier
+/// gives it.
 extension ConnectionHandler {
     /// Hands the encoded answers to the channel as one buffer; flushes it when asked to
     /// (one pass down the pipeline instead of a write and a flush).
@@ -27,57 +27,29 @@ extension ConnectionHandler {
         }
     }
 
-    /// Answers one error line and ends the connection. The output side is closed at once; the input
-    /// side is drained (and ignored) until the peer closes or a second passes, so a peer that is still
-    /// sending its first request reads the error instead of failing on a broken pipe.
+    /// Answers one error line and ends the connection, as a refusal at connect does.
     func refuse(_ context: ChannelHandlerContext, _ error: DefaultsError) {
-        let channel = context.channel
-        let line = ByteBuffer(bytes: ResponseEncoding.encode(id: nil, .failure(error)))
-        context.writeAndFlush(wrapOutboundOut(line)).assumeIsolated().whenComplete { _ in
-            channel.close(mode: .output, promise: nil)
-            channel.eventLoop.assumeIsolated().scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
-        }
+        AdmissionHandler.refuse(context.channel, error)
         refused = true
         accepted = false
     }
 
     // MARK: - Events
 
-    /// Writes an event now, unless the connection still has answers to send: a connection that
-    /// subscribes and writes reads the answer to its request before the event the request caused,
-    /// and its answers leave only after the batch's events have gone to everyone else. The event
-    /// then waits in the outbox, which ``writeAnswersAndEvents(_:)`` empties after the answers.
-    func deliver(_ event: ChangeEvent, line: ByteBuffer) {
-        guard let context else { return }
-        if !outbox.hasEvents && canWriteEventNow(context) {
-            context.writeAndFlush(wrapOutboundOut(line), promise: nil)
-        } else {
-            outbox.keep(event)
-        }
+    /// The notifier decides which events go out and when (``Notifier``); the connection only
+    /// says whether a line written now would be the next its client reads.
+    var canTakeEventNow: Bool {
+        guard let context else { return false }
+        return context.channel.isWritable && replies.encodedBytes == 0
     }
 
-    func deliverNotice(_ line: ByteBuffer, domain: DomainName) {
-        guard let context else { return }
-        if !outbox.hasNotices && canWriteEventNow(context) {
-            context.writeAndFlush(wrapOutboundOut(line), promise: nil)
-        } else {
-            outbox.keep(notice: line, domain: domain)
-        }
-    }
-
-    private func canWriteEventNow(_ context: ChannelHandlerContext) -> Bool {
-        context.channel.isWritable && replies.encodedBytes == 0
+    func write(eventLine line: ByteBuffer) {
+        context?.writeAndFlush(wrapOutboundOut(line), promise: nil)
     }
 
     /// Sends the answers ready, then the events that waited behind them.
     func writeAnswersAndEvents(_ context: ChannelHandlerContext) {
         writePending(context, flush: true)
-        drainOutbox(context)
-    }
-
-    func drainOutbox(_ context: ChannelHandlerContext) {
-        while context.channel.isWritable, let line = outbox.next() {
-            context.writeAndFlush(wrapOutboundOut(line), promise: nil)
-        }
+        server.notifier.sendWaiting(to: self)
     }
 }

@@ -1,14 +1,15 @@
 import DefaultsCore
 import NIOCore
 
-/// The logic of one connection: runs each line as a request, answers in order, delivers events.
+/// One connection's requests: runs each line as a request and writes the answers in order.
 ///
 /// Runs on the store's event loop (every connection is registered on it), so it can call the
-/// store directly. Its parts, each a type of its own that this handler owns:
-/// ``ConnectionAdmission`` decides at connect whether the peer is served; ``LineFrameDecoder``
-/// cuts the bytes read into lines; ``RequestDecoder`` and ``ResponseEncoding`` turn them into
-/// requests and answers; ``ReplyQueue`` keeps the answers in request order behind one that
-/// waits (`synchronize`); ``EventOutbox`` merges the events of a subscriber that stopped reading.
+/// store directly. It comes after ``AdmissionHandler``, which decides whether the connection is
+/// served. The parts it owns, each a type of its own: ``LineFrameDecoder`` cuts the bytes read
+/// into lines; ``RequestDecoder`` and ``ResponseEncoding`` turn them into requests and answers;
+/// ``ReplyQueue`` keeps the answers in request order behind one that waits (`synchronize`). The
+/// events it is sent are the ``Notifier``'s to decide; the connection only writes them
+/// (``EventSink``).
 ///
 /// The answers of one read batch leave as one flushed buffer when the batch ends (or the input
 /// ends, or an answer that waited completes), right after the batch's events are delivered.
@@ -24,12 +25,10 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
-    private let server: ServerContext
+    let server: ServerContext
     private let session: Session
-    private let readPeer: PeerReader
     var context: ChannelHandlerContext?
     var replies = ReplyQueue()
-    var outbox = EventOutbox()
     private var lines: LineFrameDecoder
     /// The members of the request being run, kept between requests for their storage.
     private var members = JSONMembers()
@@ -46,16 +45,15 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
     var paused = false
     private let maximumPendingReplyBytes: Int
     private let unfinishedLineTimeout: TimeAmount
-    /// Armed while a partial line is held; see ``checkUnfinishedLine(_:)``.
+    /// Armed while a partial line is held; see ``armUnfinishedLineTimer(_:)``.
     private var unfinishedLineTimer: Scheduled<Void>?
     /// Lines run so far: a timer that fires after one more has completed sees progress.
     private var linesRun = 0
 
     var sinkID: UInt64 { session.id }
 
-    init(server: ServerContext, readPeer: @escaping PeerReader = PeerCredentials.of) {
+    init(server: ServerContext) {
         self.server = server
-        self.readPeer = readPeer
         let id = server.makeConnectionID()
         self.session = Session(id: id, origin: Origin(pid: 0, uid: 0, connection: id))
         self.lines = LineFrameDecoder(maximumLineBytes: server.configuration.maximumLineBytes)
@@ -69,31 +67,6 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
         self.context = nil
     }
 
-    func channelActive(context: ChannelHandlerContext) {
-        server.connectionCount += 1
-        let admission = ConnectionAdmission(
-            daemonUID: server.daemonUID, maximumConnections: server.connectionLimit)
-        readPeer(context.channel).assumeIsolated().whenComplete { [self] result in
-            let peer = try? result.get()
-            if let peer {
-                session.origin.pid = peer.pid
-                session.origin.uid = peer.uid
-            }
-            if let refusal = admission.refusal(
-                peer: peer, openConnections: server.connectionCount, isStopping: server.isStopping)
-            {
-                if refusal.code == .notPermitted, let peer {
-                    server.logger.warning("refused a connection from another user", metadata: ["uid": "\(peer.uid)"])
-                }
-                refuse(context, refusal)
-            } else {
-                accepted = true
-                server.channels[session.id] = context.channel
-            }
-        }
-        context.fireChannelActive()
-    }
-
     func channelInactive(context: ChannelHandlerContext) {
         closed = true
         unfinishedLineTimer?.cancel()
@@ -101,7 +74,6 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
         // Unsubscribed first, so the events of the batch that ends here skip this connection.
         server.notifier.unsubscribeFromEverything(self)
         endBatch()
-        server.connectionCount -= 1
         server.channels[session.id] = nil
         context.fireChannelInactive()
     }
@@ -214,7 +186,12 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if case ChannelEvent.inputClosed = event {
+        if let admitted = event as? AdmissionHandler.Admitted {
+            session.origin.pid = admitted.peer.pid
+            session.origin.uid = admitted.peer.uid
+            accepted = true
+            server.channels[session.id] = context.channel
+        } else if case ChannelEvent.inputClosed = event {
             if refused {
                 context.close(promise: nil)
             } else {
@@ -233,7 +210,7 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
             context.channel.setOption(ChannelOptions.autoRead, value: writable).whenFailure { _ in }
         }
         if writable {
-            drainOutbox(context)
+            server.notifier.sendWaiting(to: self)
             resume(context)
         }
         context.fireChannelWritabilityChanged()
