@@ -30,41 +30,45 @@ struct DefaultsdCommand: AsyncParsableCommand {
     var printConfig = false
 
     // Each option's flag and help come from its `ConfigurationOption`, the one place that
-    // names it; the property only holds what was typed.
-    @Option(name: Self.flag("socket"), help: Self.help("socket")) var socket: String?
-    @Option(name: Self.flag("storageDirectory"), help: Self.help("storageDirectory")) var storageDirectory: String?
-    @Option(name: Self.flag("stateDirectory"), help: Self.help("stateDirectory")) var stateDirectory: String?
-    @Option(name: Self.flag("fileFormat"), help: Self.help("fileFormat")) var fileFormat: String?
-    @Option(name: Self.flag("coalesceMilliseconds"), help: Self.help("coalesceMilliseconds")) var coalesceMilliseconds: Int?
-    @Option(name: Self.flag("maximumLineBytes"), help: Self.help("maximumLineBytes")) var maximumLineBytes: Int?
-    @Option(name: Self.flag("maximumPendingReplyBytes"), help: Self.help("maximumPendingReplyBytes")) var maximumPendingReplyBytes: Int?
-    @Option(name: Self.flag("maximumDomainBytes"), help: Self.help("maximumDomainBytes")) var maximumDomainBytes: Int?
-    @Option(name: Self.flag("maximumConnections"), help: Self.help("maximumConnections")) var maximumConnections: Int?
-    @Option(name: Self.flag("logLevel"), help: Self.help("logLevel")) var logLevel: String?
-    @Option(name: Self.flag("managedPreferencesDirectory"), help: Self.help("managedPreferencesDirectory")) var managedPreferencesDirectory: String?
-    @Option(name: Self.flag("machineIDFile"), help: Self.help("machineIDFile")) var machineIDFile: String?
+    // names it; the property only holds what was typed, and `overrides` hands it back to it.
+    @Option(name: Self.flag(.socket), help: Self.help(.socket)) var socket: String?
+    @Option(name: Self.flag(.storageDirectory), help: Self.help(.storageDirectory)) var storageDirectory: String?
+    @Option(name: Self.flag(.stateDirectory), help: Self.help(.stateDirectory)) var stateDirectory: String?
+    @Option(name: Self.flag(.fileFormat), help: Self.help(.fileFormat)) var fileFormat: String?
+    @Option(name: Self.flag(.coalesceMilliseconds), help: Self.help(.coalesceMilliseconds)) var coalesceMilliseconds: Int?
+    @Option(name: Self.flag(.maximumLineBytes), help: Self.help(.maximumLineBytes)) var maximumLineBytes: Int?
+    @Option(name: Self.flag(.maximumPendingReplyBytes), help: Self.help(.maximumPendingReplyBytes)) var maximumPendingReplyBytes: Int?
+    @Option(name: Self.flag(.maximumDomainBytes), help: Self.help(.maximumDomainBytes)) var maximumDomainBytes: Int?
+    @Option(name: Self.flag(.maximumConnections), help: Self.help(.maximumConnections)) var maximumConnections: Int?
+    @Option(name: Self.flag(.logLevel), help: Self.help(.logLevel)) var logLevel: String?
+    @Option(name: Self.flag(.managedPreferencesDirectory), help: Self.help(.managedPreferencesDirectory)) var managedPreferencesDirectory: String?
+    @Option(name: Self.flag(.machineIDFile), help: Self.help(.machineIDFile)) var machineIDFile: String?
 
-    /// The long flag of a configuration key, as its `ConfigurationOption` names it.
-    static func flag(_ key: String) -> NameSpecification {
-        .customLong(String(ConfigurationOption.named(key)!.flag!.dropFirst(2)))
+    /// The long flag of a configuration option, as the option names it.
+    static func flag(_ option: ConfigurationOption) -> NameSpecification {
+        option.flag.map { .customLong(String($0.dropFirst(2))) } ?? .long
     }
 
-    static func help(_ key: String) -> ArgumentHelp { ArgumentHelp(ConfigurationOption.named(key)!.summary) }
+    static func help(_ option: ConfigurationOption) -> ArgumentHelp { ArgumentHelp(option.summary) }
 
-    /// Command-line values by configuration key, applied over the configuration file through
+    /// Command-line values by configuration option, applied over the configuration file through
     /// the same checks.
-    var overrides: [(key: String, value: ConfigurationValue)] {
-        let given: [(String, ConfigurationValue?)] = [
-            ("socket", socket.map { .string($0) }), ("storageDirectory", storageDirectory.map { .string($0) }),
-            ("stateDirectory", stateDirectory.map { .string($0) }),
-            ("fileFormat", fileFormat.map { .string($0) }), ("coalesceMilliseconds", coalesceMilliseconds.map { .integer($0) }),
-            ("maximumLineBytes", maximumLineBytes.map { .integer($0) }),
-            ("maximumPendingReplyBytes", maximumPendingReplyBytes.map { .integer($0) }),
-            ("maximumDomainBytes", maximumDomainBytes.map { .integer($0) }), ("maximumConnections", maximumConnections.map { .integer($0) }),
-            ("logLevel", logLevel.map { .string($0) }), ("managedPreferencesDirectory", managedPreferencesDirectory.map { .string($0) }),
-            ("machineIDFile", machineIDFile.map { .string($0) }),
+    var overrides: [(option: ConfigurationOption, value: ConfigurationValue)] {
+        let given: [(ConfigurationOption, ConfigurationValue?)] = [
+            (.socket, socket.map { .string($0) }),
+            (.storageDirectory, storageDirectory.map { .string($0) }),
+            (.stateDirectory, stateDirectory.map { .string($0) }),
+            (.fileFormat, fileFormat.map { .string($0) }),
+            (.coalesceMilliseconds, coalesceMilliseconds.map { .integer($0) }),
+            (.maximumLineBytes, maximumLineBytes.map { .integer($0) }),
+            (.maximumPendingReplyBytes, maximumPendingReplyBytes.map { .integer($0) }),
+            (.maximumDomainBytes, maximumDomainBytes.map { .integer($0) }),
+            (.maximumConnections, maximumConnections.map { .integer($0) }),
+            (.logLevel, logLevel.map { .string($0) }),
+            (.managedPreferencesDirectory, managedPreferencesDirectory.map { .string($0) }),
+            (.machineIDFile, machineIDFile.map { .string($0) }),
         ]
-        return given.compactMap { key, value in value.map { (key, $0) } }
+        return given.compactMap { option, value in value.map { (option, $0) } }
     }
 
     func run() async throws {

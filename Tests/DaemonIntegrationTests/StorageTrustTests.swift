@@ -51,6 +51,27 @@ struct StorageTrustTests {
         }
     }
 
+    /// The daemon listens only where its clients would connect: the clients' rule, not one of its own.
+    @Test("a socket directory a client would refuse stops the daemon before it listens")
+    func untrustedSocketDirectory() throws {
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let storage = try folder("storage", mode: 0o700)
+        let cases: [(directory: String, problem: String)] = [
+            (try folder("open-socket", mode: 0o777), "can be written by its group or others (mode 777)"),
+            (try folder("foreign-socket", owner: 65534, group: 65534, mode: 0o700), "is owned by uid 65534"),
+        ]
+        for (directory, problem) in cases {
+            let run = try DaemonProcess.runToCompletion([
+                "--storage-dir", storage, "--state-dir", root + "/state", "--socket", directory + "/socket",
+                "--managed-dir", root + "/managed",
+            ])
+            #expect(run.status != 0, "\(directory)")
+            #expect(run.errors.contains("socket directory \(directory) is not safe: \(directory) \(problem)"), "\(run.errors)")
+            #expect(run.errors.contains("refusing to listen there"), "\(run.errors)")
+            #expect(!FileManager.default.fileExists(atPath: directory + "/socket"), "the socket never opens")
+        }
+    }
+
     @Test("a folder its owner's private group may write, and one below a sticky folder, are the user's own")
     func trustedStorage() throws {
         defer { try? FileManager.default.removeItem(atPath: root) }

@@ -40,7 +40,7 @@ import Testing
             .write(toFile: file, atomically: true, encoding: .utf8)
         let resolved = try ConfigurationLoader(
             environment: environment, explicitFile: file,
-            overrides: [(key: "coalesceMilliseconds", value: .integer(20))]).load()
+            overrides: [(option: .coalesceMilliseconds, value: .integer(20))]).load()
         #expect(resolved.configuration.coalesceDelay == .milliseconds(20))
         #expect(resolved.configuration.maximumConnections == 5)
         #expect(resolved.sources["coalesceMilliseconds"] == "--coalesce-ms")

@@ -27,6 +27,14 @@ import Testing
         #expect(frames(["one\ntwo\r\nthr", "ee\n\n"]) == ["one", "two", "three", ""])
     }
 
+    /// The last line without a newline is the same line as with one: no final `\r`, and the
+    /// same limit.
+    @Test func theLastLineAtEndOfInputFollowsTheSameRule() {
+        #expect(frames(["one\r\ntwo\r"], finish: true) == ["one", "two"])
+        #expect(frames(["0123456789\r"], limit: 10, finish: true) == ["0123456789"])
+        #expect(frames(["0123456789a"], limit: 10, finish: true) == ["<overlong>"])
+    }
+
     @Test func aLineSplitAcrossManyReadsIsWhole() {
         #expect(frames(["a", "b", "c\r", "\nd", "\n"]) == ["abc", "d"])
     }

@@ -39,32 +39,33 @@ public struct PeerCredentials: Sendable, Hashable {
 /// ```
 public enum SocketTrust {
     public static func checkDirectory(ofSocket path: String, uid: UInt32 = getuid()) throws(DefaultsError) {
+        if let problem = directoryProblem(ofSocket: path, uid: uid) {
+            throw DefaultsError(
+                .notPermitted,
+                "the daemon's socket directory \(problem.component) is not safe: \(problem), so another user could stand in for defaultsd; refusing to connect")
+        }
+    }
+
+    /// What makes the socket's directory unsafe; nil when it is safe, or missing (nothing listens
+    /// there then). The daemon refuses to listen where a client would refuse to connect.
+    public static func directoryProblem(ofSocket path: String, uid: UInt32 = getuid()) -> PathTrust.Problem? {
         // A relative path's directory may be the current one, which is checked like any other.
         let parent = SystemText.parentDirectory(of: path)
         let directory = parent.isEmpty ? "." : parent
         var info = stat()
-        // No directory: nothing listens there, and the connection attempt says so.
-        if lstat(directory, &info) != 0 && errno == ENOENT { return }
-        if let problem = PathTrust.yoursOrRoot(uid: uid).problem(with: directory) { throw refusal(directory, problem) }
-        guard SystemText.isDirectory(directory) else {
-            throw refusal(directory, PathTrust.Problem(component: directory, reason: "is not a directory"))
-        }
+        if lstat(directory, &info) != 0 && errno == ENOENT { return nil }
+        if let problem = PathTrust.yoursOrRoot(uid: uid).problem(with: directory) { return problem }
+        guard SystemText.isDirectory(directory) else { return PathTrust.Problem(component: directory, reason: "is not a directory") }
+        return nil
     }
 
     public static func checkServer(_ peer: PeerCredentials?, uid: UInt32 = getuid()) throws(DefaultsError) {
         guard let peer else { throw DefaultsError(.notPermitted, "the daemon's socket does not say who serves it") }
-        guard trusted(owner: peer.uid, uid: uid) else {
+        guard PathTrust.yoursOrRoot(uid: uid).acceptsOwner(peer.uid) else {
             throw DefaultsError(
                 .notPermitted,
                 "the process serving the daemon's socket runs as uid \(peer.uid) (pid \(peer.pid)), neither you nor root; refusing to talk to it")
         }
     }
 
-    private static func trusted(owner: UInt32, uid: UInt32) -> Bool { owner == uid || owner == 0 }
-
-    private static func refusal(_ directory: String, _ problem: PathTrust.Problem) -> DefaultsError {
-        DefaultsError(
-            .notPermitted,
-            "the daemon's socket directory \(directory) is not safe: \(problem), so another user could stand in for defaultsd; refusing to connect")
-    }
 }

@@ -45,9 +45,9 @@ public struct ConfigurationLoader: Sendable {
     public var environment: [String: String]
     public var explicitFile: String?
     /// Command-line values by configuration key; each is reported under its option's flag.
-    public var overrides: [(key: String, value: ConfigurationValue)]
+    public var overrides: [(option: ConfigurationOption, value: ConfigurationValue)]
 
-    public init(environment: [String: String], explicitFile: String?, overrides: [(key: String, value: ConfigurationValue)]) {
+    public init(environment: [String: String], explicitFile: String?, overrides: [(option: ConfigurationOption, value: ConfigurationValue)]) {
         self.environment = environment
         self.explicitFile = explicitFile
         self.overrides = overrides
@@ -74,13 +74,12 @@ public struct ConfigurationLoader: Sendable {
             }
         }
         if let problem = configuration.roaming.problems(file: file) { throw problem }
-        for (key, value) in overrides {
-            guard let option = ConfigurationOption.named(key) else { continue }
-            let flag = option.flag ?? key
+        for (option, value) in overrides {
+            let flag = option.flag ?? option.key
             guard option.apply(value, &configuration) else {
                 throw ConfigurationError(file: nil, key: nil, message: "\(flag) expects \(option.expected), not \(value)")
             }
-            sources[key] = flag
+            sources[option.key] = flag
         }
         return ResolvedConfiguration(configuration: configuration, file: file, sources: sources)
     }

@@ -17,46 +17,135 @@ public struct ConfigurationOption: Sendable {
 }
 
 extension ConfigurationOption {
+    // The options with a command-line flag are named: `defaultsd`'s flags refer to them.
+    public static let socket = absolutePath(
+        "socket", flag: "--socket",
+        "The Unix socket clients connect to. null: $XDG_RUNTIME_DIR/defaultsd/socket, else /tmp/defaultsd-<uid>/socket. Ignored under socket activation.",
+        \.socketPath)
+
+    public static let storageDirectory = absolutePath(
+        "storageDirectory", flag: "--storage-dir",
+        "The directory holding one property-list file per domain. null: the folder Foundation's UserDefaults uses, $XDG_CONFIG_HOME, else ~/.config, shared with unmodified Swift programs.",
+        \.storageDirectory)
+
+    public static let stateDirectory = ConfigurationOption(
+        key: "stateDirectory", flag: "--state-dir",
+        summary: "Where the daemon keeps its own files (generation ledger, roaming journal, rejected hand edits). null: $XDG_STATE_HOME/defaultsd (else ~/.local/state/defaultsd) beside the shared folder; the storage directory itself beside a folder of its own.",
+        expected: "an absolute path or null", needsRestart: true,
+        apply: { value, configuration in
+            guard case .string(let path) = value, path.hasPrefix("/") else { return value == .null }
+            configuration.stateDirectory = path
+            return true
+        },
+        current: { .string($0.effectiveStateDirectory) })
+
+    public static let fileFormat = ConfigurationOption(
+        key: "fileFormat", flag: "--format",
+        summary: "The format domain files are written in: \"xml\" (as macOS; dates keep whole seconds) or \"binary\". Both are read.",
+        expected: "\"xml\" or \"binary\"", needsRestart: true,
+        apply: { value, configuration in
+            guard case .string(let name) = value, let format = PropertyListFile.Format(rawValue: name) else { return false }
+            configuration.fileFormat = format
+            return true
+        },
+        current: { .string($0.fileFormat.rawValue) })
+
+    public static let coalesceMilliseconds = ConfigurationOption(
+        key: "coalesceMilliseconds", flag: "--coalesce-ms",
+        summary: "How long a changed domain must stay quiet before it is written; a burst of writes becomes one file write.",
+        expected: "an integer from 0 to 600000", needsRestart: false,
+        apply: { value, configuration in
+            guard case .integer(let ms) = value, (0...600_000).contains(ms) else { return false }
+            configuration.coalesceDelay = .milliseconds(Int64(ms))
+            return true
+        },
+        current: { .integer(Int($0.coalesceDelay.nanoseconds / 1_000_000)) })
+
+    public static let maximumLineBytes = ConfigurationOption(
+        key: "maximumLineBytes", flag: "--max-line-bytes",
+        summary: "The longest request line; longer lines are answered with line_too_long. Applies to new connections.",
+        expected: "an integer from 1024 to 1073741824", needsRestart: false,
+        apply: { value, configuration in
+            guard case .integer(let bytes) = value, (1024...(1 << 30)).contains(bytes) else { return false }
+            configuration.maximumLineBytes = bytes
+            return true
+        },
+        current: { .integer($0.maximumLineBytes) })
+
+    public static let maximumPendingReplyBytes = ConfigurationOption(
+        key: "maximumPendingReplyBytes", flag: "--max-pending-reply-bytes",
+        summary: "The most answers, in bytes, a connection may leave unread; past it its requests wait until the client reads. Applies to new connections.",
+        expected: "an integer from 16384 to 1073741824", needsRestart: false,
+        apply: { value, configuration in
+            guard case .integer(let bytes) = value, ((16 << 10)...(1 << 30)).contains(bytes) else { return false }
+            configuration.maximumPendingReplyBytes = bytes
+            return true
+        },
+        current: { .integer($0.maximumPendingReplyBytes) })
+
+    public static let maximumDomainBytes = ConfigurationOption(
+        key: "maximumDomainBytes", flag: "--max-domain-bytes",
+        summary: "The largest a domain may grow, in bytes of its JSON encoding; larger writes are refused with too_large.",
+        expected: "an integer from 1024 to 1073741824", needsRestart: false,
+        apply: { value, configuration in
+            guard case .integer(let bytes) = value, (1024...(1 << 30)).contains(bytes) else { return false }
+            configuration.maximumDomainBytes = bytes
+            return true
+        },
+        current: { .integer($0.maximumDomainBytes) })
+
+    public static let maximumConnections = ConfigurationOption(
+        key: "maximumConnections", flag: "--max-connections",
+        summary: "Connections served at once; more are answered with too_many_connections and closed.",
+        expected: "an integer from 1 to 1000000", needsRestart: false,
+        apply: { value, configuration in
+            guard case .integer(let count) = value, (1...1_000_000).contains(count) else { return false }
+            configuration.maximumConnections = count
+            return true
+        },
+        current: { .integer($0.maximumConnections) })
+
+    public static let logLevel = ConfigurationOption(
+        key: "logLevel", flag: "--log-level",
+        summary: "The least severe messages logged: trace, debug, info, notice, warning, error or critical. Values are never logged above debug.",
+        expected: "one of \"trace\", \"debug\", \"info\", \"notice\", \"warning\", \"error\", \"critical\"",
+        needsRestart: false,
+        apply: { value, configuration in
+            guard case .string(let name) = value, let level = Logger.Level(rawValue: name) else { return false }
+            configuration.logLevel = level
+            return true
+        },
+        current: { .string($0.logLevel.rawValue) })
+
+    public static let managedPreferencesDirectory = ConfigurationOption(
+        key: "managedPreferencesDirectory", flag: "--managed-dir",
+        summary: "The administrator's managed (forced) preferences: <dir>/<domain>.plist for every user, <dir>/users/<user name>/<domain>.plist for one. Files the daemon's user could write are ignored.",
+        expected: "an absolute path", needsRestart: true,
+        apply: { value, configuration in
+            guard case .string(let path) = value, path.hasPrefix("/") else { return false }
+            configuration.managedPreferencesDirectory = path
+            return true
+        },
+        current: { .string($0.managedPreferencesDirectory) })
+
+    public static let machineIDFile = ConfigurationOption(
+        key: "machineIDFile", flag: "--machine-id-file",
+        summary: "The file holding this machine's id, which names its by-host domain files (ByHost/<domain>.<id>.plist). Without an id, by-host domains read as empty and writes to them are refused (no_machine_id).",
+        expected: "an absolute path", needsRestart: true,
+        apply: { value, configuration in
+            guard case .string(let path) = value, path.hasPrefix("/") else { return false }
+            configuration.machineIDFile = path
+            return true
+        },
+        current: { .string($0.machineIDFile) })
+
     /// Every key of the configuration file, in the order `--print-config` shows them.
     public static let all: [ConfigurationOption] = [
-        absolutePath(
-            "socket", flag: "--socket",
-            "The Unix socket clients connect to. null: $XDG_RUNTIME_DIR/defaultsd/socket, else /tmp/defaultsd-<uid>/socket. Ignored under socket activation.",
-            \.socketPath),
-        absolutePath(
-            "storageDirectory", flag: "--storage-dir",
-            "The directory holding one property-list file per domain. null: the folder Foundation's UserDefaults uses, $XDG_CONFIG_HOME, else ~/.config, shared with unmodified Swift programs.",
-            \.storageDirectory),
-        ConfigurationOption(
-            key: "stateDirectory", flag: "--state-dir",
-            summary: "Where the daemon keeps its own files (generation ledger, roaming journal, rejected hand edits). null: $XDG_STATE_HOME/defaultsd (else ~/.local/state/defaultsd) beside the shared folder; the storage directory itself beside a folder of its own.",
-            expected: "an absolute path or null", needsRestart: true,
-            apply: { value, configuration in
-                guard case .string(let path) = value, path.hasPrefix("/") else { return value == .null }
-                configuration.stateDirectory = path
-                return true
-            },
-            current: { .string($0.effectiveStateDirectory) }),
-        ConfigurationOption(
-            key: "fileFormat", flag: "--format",
-            summary: "The format domain files are written in: \"xml\" (as macOS; dates keep whole seconds) or \"binary\". Both are read.",
-            expected: "\"xml\" or \"binary\"", needsRestart: true,
-            apply: { value, configuration in
-                guard case .string(let name) = value, let format = PropertyListFile.Format(rawValue: name) else { return false }
-                configuration.fileFormat = format
-                return true
-            },
-            current: { .string($0.fileFormat.rawValue) }),
-        ConfigurationOption(
-            key: "coalesceMilliseconds", flag: "--coalesce-ms",
-            summary: "How long a changed domain must stay quiet before it is written; a burst of writes becomes one file write.",
-            expected: "an integer from 0 to 600000", needsRestart: false,
-            apply: { value, configuration in
-                guard case .integer(let ms) = value, (0...600_000).contains(ms) else { return false }
-                configuration.coalesceDelay = .milliseconds(Int64(ms))
-                return true
-            },
-            current: { .integer(Int($0.coalesceDelay.nanoseconds / 1_000_000)) }),
+        socket,
+        storageDirectory,
+        stateDirectory,
+        fileFormat,
+        coalesceMilliseconds,
         ConfigurationOption(
             key: "maximumCoalesceMilliseconds", flag: nil,
             summary: "The longest a change waits to be written while writes keep coming.",
@@ -67,16 +156,7 @@ extension ConfigurationOption {
                 return true
             },
             current: { .integer(Int($0.maximumCoalesceDelay.nanoseconds / 1_000_000)) }),
-        ConfigurationOption(
-            key: "maximumLineBytes", flag: "--max-line-bytes",
-            summary: "The longest request line; longer lines are answered with line_too_long. Applies to new connections.",
-            expected: "an integer from 1024 to 1073741824", needsRestart: false,
-            apply: { value, configuration in
-                guard case .integer(let bytes) = value, (1024...(1 << 30)).contains(bytes) else { return false }
-                configuration.maximumLineBytes = bytes
-                return true
-            },
-            current: { .integer($0.maximumLineBytes) }),
+        maximumLineBytes,
         ConfigurationOption(
             key: "unfinishedLineMilliseconds", flag: nil,
             summary: "The longest a connection may leave a request line unfinished; it is then answered with line_timed_out and closed. Applies to new connections.",
@@ -87,47 +167,10 @@ extension ConfigurationOption {
                 return true
             },
             current: { .integer(Int($0.unfinishedLineTimeout.nanoseconds / 1_000_000)) }),
-        ConfigurationOption(
-            key: "maximumPendingReplyBytes", flag: "--max-pending-reply-bytes",
-            summary: "The most answers, in bytes, a connection may leave unread; past it its requests wait until the client reads. Applies to new connections.",
-            expected: "an integer from 16384 to 1073741824", needsRestart: false,
-            apply: { value, configuration in
-                guard case .integer(let bytes) = value, ((16 << 10)...(1 << 30)).contains(bytes) else { return false }
-                configuration.maximumPendingReplyBytes = bytes
-                return true
-            },
-            current: { .integer($0.maximumPendingReplyBytes) }),
-        ConfigurationOption(
-            key: "maximumDomainBytes", flag: "--max-domain-bytes",
-            summary: "The largest a domain may grow, in bytes of its JSON encoding; larger writes are refused with too_large.",
-            expected: "an integer from 1024 to 1073741824", needsRestart: false,
-            apply: { value, configuration in
-                guard case .integer(let bytes) = value, (1024...(1 << 30)).contains(bytes) else { return false }
-                configuration.maximumDomainBytes = bytes
-                return true
-            },
-            current: { .integer($0.maximumDomainBytes) }),
-        ConfigurationOption(
-            key: "maximumConnections", flag: "--max-connections",
-            summary: "Connections served at once; more are answered with too_many_connections and closed.",
-            expected: "an integer from 1 to 1000000", needsRestart: false,
-            apply: { value, configuration in
-                guard case .integer(let count) = value, (1...1_000_000).contains(count) else { return false }
-                configuration.maximumConnections = count
-                return true
-            },
-            current: { .integer($0.maximumConnections) }),
-        ConfigurationOption(
-            key: "logLevel", flag: "--log-level",
-            summary: "The least severe messages logged: trace, debug, info, notice, warning, error or critical. Values are never logged above debug.",
-            expected: "one of \"trace\", \"debug\", \"info\", \"notice\", \"warning\", \"error\", \"critical\"",
-            needsRestart: false,
-            apply: { value, configuration in
-                guard case .string(let name) = value, let level = Logger.Level(rawValue: name) else { return false }
-                configuration.logLevel = level
-                return true
-            },
-            current: { .string($0.logLevel.rawValue) }),
+        maximumPendingReplyBytes,
+        maximumDomainBytes,
+        maximumConnections,
+        logLevel,
         ConfigurationOption(
             key: "settingsBundleDirectories", flag: nil,
             summary: "Where installed Settings bundles are found, as <dir>/<domain>/Settings.bundle (system first). null: /usr/share/defaultsd/settings-bundles and $XDG_DATA_HOME/defaultsd/settings-bundles.",
@@ -154,26 +197,8 @@ extension ConfigurationOption {
                 return true
             },
             current: { .bool($0.validateSettingsBundles) }),
-        ConfigurationOption(
-            key: "managedPreferencesDirectory", flag: "--managed-dir",
-            summary: "The administrator's managed (forced) preferences: <dir>/<domain>.plist for every user, <dir>/users/<user name>/<domain>.plist for one. Files the daemon's user could write are ignored.",
-            expected: "an absolute path", needsRestart: true,
-            apply: { value, configuration in
-                guard case .string(let path) = value, path.hasPrefix("/") else { return false }
-                configuration.managedPreferencesDirectory = path
-                return true
-            },
-            current: { .string($0.managedPreferencesDirectory) }),
-        ConfigurationOption(
-            key: "machineIDFile", flag: "--machine-id-file",
-            summary: "The file holding this machine's id, which names its by-host domain files (ByHost/<domain>.<id>.plist). Without an id, by-host domains read as empty and writes to them are refused (no_machine_id).",
-            expected: "an absolute path", needsRestart: true,
-            apply: { value, configuration in
-                guard case .string(let path) = value, path.hasPrefix("/") else { return false }
-                configuration.machineIDFile = path
-                return true
-            },
-            current: { .string($0.machineIDFile) }),
+        managedPreferencesDirectory,
+        machineIDFile,
         ConfigurationOption(
             key: "settingsBundleScanMilliseconds", flag: nil,
             summary: "How often the Settings bundle directories are looked at when they cannot be watched with inotify.",

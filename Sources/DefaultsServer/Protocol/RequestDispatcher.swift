@@ -23,7 +23,10 @@ struct RequestDispatcher {
     func perform(_ request: Request, session: Session, sink: EventSink) -> PendingReply {
         server.requestCount += 1
         do throws(DefaultsError) {
-            switch request.operation {
+            guard let operation = request.operation else {
+                throw DefaultsError(.unknownOp, "unknown op \"\(request.op)\"")
+            }
+            switch operation {
             case .synchronize:
                 return .later(store.synchronize().map { Reply.empty })
             case .registerBundle:
@@ -47,15 +50,23 @@ struct RequestDispatcher {
                     try dispatcher.describeBundle(request, of: domain, in: bundle)
                 }.nonisolated())
             default:
-                return .now(.success(try performNow(request, session: session, sink: sink)))
+                return .now(.success(try performNow(operation, request, session: session, sink: sink)))
             }
         } catch {
             return .now(.failure(error))
         }
     }
 
-    private func performNow(_ request: Request, session: Session, sink: EventSink) throws(DefaultsError) -> Reply {
-        switch request.operation {
+    /// Every operation's answer that is ready at once. The switch names every operation, so a
+    /// new one is a compile error until it is dispatched here or answered later in `perform`.
+    private func performNow(
+        _ operation: OperationName, _ request: Request, session: Session, sink: EventSink
+    ) throws(DefaultsError) -> Reply {
+        switch operation {
+        case .synchronize, .registerBundle:
+            // Answered later, by `perform`, which never passes them here.
+            throw DefaultsError(.unknownOp, "op \"\(operation.rawValue)\" is not answered at once")
+
         case .ping:
             return .empty
 
@@ -215,9 +226,6 @@ struct RequestDispatcher {
 
         case .stats:
             return try statistics(request, session: session)
-
-        default:
-            throw DefaultsError(.unknownOp, "unknown op \"\(request.op)\"")
         }
     }
 

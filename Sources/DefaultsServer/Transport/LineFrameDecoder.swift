@@ -55,6 +55,7 @@ struct LineFrameDecoder {
     ///
     /// Works on `buffer` in place: a copy of it would cost a retain and a release per line.
     mutating func next() -> Frame? {
+        // `buffer!` below: each use is inside `while buffer != nil`, before anything sets it to nil.
         while buffer != nil {
             guard let length = lengthOfNextLine() else {
                 let readable = buffer!.readableBytes
@@ -74,6 +75,7 @@ struct LineFrameDecoder {
                 if buffer!.readableBytes == 0 { buffer = nil }
                 continue
             }
+            // `length` bytes are readable: the newline was found past them.
             var line = buffer!.readSlice(length: length)!
             buffer!.moveReaderIndex(forwardBy: 1)
             if buffer!.readableBytes == 0 { buffer = nil }
@@ -102,7 +104,10 @@ struct LineFrameDecoder {
             scanned = 0
             discarding = false
         }
-        guard let rest = buffer, rest.readableBytes > 0, !discarding else { return nil }
-        return .line(rest)
+        guard var rest = buffer, rest.readableBytes > 0, !discarding else { return nil }
+        // The same line as `next` would give had the newline come: without a final `\r`.
+        let content = rest.withUnsafeReadableBytes { LineFraming.contentLength(of: $0, upTo: $0.count) }
+        rest.moveWriterIndex(to: rest.readerIndex + content)
+        return rest.readableBytes > maximumLineBytes ? .tooLong : .line(rest)
     }
 }

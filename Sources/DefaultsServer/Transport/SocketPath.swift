@@ -6,16 +6,17 @@ import NIOPosix
 
 /// Prepares the path the daemon listens on.
 ///
-/// The directory holding the socket is created mode 0700. When it is the shared-`/tmp`
-/// fallback it must also be a real directory owned by this user with no access for others,
-/// since anyone could have created it first. A socket file left by a daemon that died is
-/// replaced; one that still accepts connections is never stolen.
+/// The directory holding the socket is created mode 0700. The daemon listens only where its
+/// clients would connect: a directory nobody but this user and root can change, all the way up
+/// (``SocketTrust/directoryProblem(ofSocket:uid:)``, the clients' own rule), which matters most
+/// for the shared-`/tmp` fallback, since anyone could have created it first. A socket file left
+/// by a daemon that died is replaced; one that still accepts connections is never stolen.
 enum SocketPath {
     struct StartError: Error, CustomStringConvertible {
         var description: String
     }
 
-    static func prepare(_ path: String, requirePrivateParent: Bool, uid: UInt32, group: EventLoopGroup) async throws {
+    static func prepare(_ path: String, uid: UInt32, group: EventLoopGroup) async throws {
         guard path.utf8.count < 108 else { throw StartError(description: "socket path \(path) is longer than 107 bytes") }
         let parent = SystemText.parentDirectory(of: path)
         if !FileManager.default.fileExists(atPath: parent) {
@@ -26,15 +27,9 @@ enum SocketPath {
                 throw StartError(description: "cannot create socket directory \(parent): \(SystemText.reason(error))")
             }
         }
-        if requirePrivateParent {
-            var info = stat()
-            guard lstat(parent, &info) == 0 else {
-                throw StartError(description: "cannot inspect socket directory \(parent): \(String(cString: strerror(errno)))")
-            }
-            guard info.st_mode & S_IFMT == S_IFDIR, info.st_uid == uid, info.st_mode & 0o077 == 0 else {
-                throw StartError(description:
-                    "socket directory \(parent) must be a directory owned by uid \(uid) with mode 0700; refusing to use it")
-            }
+        if let problem = SocketTrust.directoryProblem(ofSocket: path, uid: uid) {
+            throw StartError(description:
+                "socket directory \(parent) is not safe: \(problem), so another user could stand in for defaultsd; refusing to listen there")
         }
         var info = stat()
         guard lstat(path, &info) == 0 else { return }
