@@ -30,7 +30,7 @@ enum DaemonAssembly {
         if configuration.roaming.isEnabled, let roamingJournalThread {
             store.roaming = RoamingState(
                 eventLoop: loop, configuration: configuration.roaming, files: files, journalWriter: roamingJournalThread,
-                logger: logger)
+                writeBehind: writeBehind, logger: logger)
         }
         let outside = managedFiles.map { managedFiles in
             OutsideChanges(

@@ -132,9 +132,12 @@ struct RoamingTests {
         #expect(try m.set("B", "fromB", "2")["ok"] == true)
         #expect(try m.values("A") == ["written": "offline"])
         try m.waitFor("A") { $0["queue"] == .integer(2) }
-        // The loss is logged once, not at every retry: an absence, so it is checked after a span
-        // in which the sender and the watch retry several times (0.1 s, doubling).
-        Thread.sleep(forTimeInterval: 1)
+        // The loss is logged once, not at every retry: checked once A has counted several
+        // unanswered requests (the sender's and the watch's retries, 0.1 s doubling, and the checks).
+        try m.waitFor("A") { roaming in
+            guard case .integer(let failures)? = roaming["failures"] else { return false }
+            return failures >= 6
+        }
         #expect(m["A"].logOccurrences(of: "lost the etcd cluster") == 1)
 
         try m.cluster.startAll()

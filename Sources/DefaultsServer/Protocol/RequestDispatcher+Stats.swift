@@ -44,6 +44,7 @@ extension RequestDispatcher {
             ("members", .raw(Self.json(roaming.reachability.members))),
             ("latestInCluster", .integer(roaming.reachability.latestInCluster)),
             ("behind", .integer(roaming.reachability.revisionsBehind(applied: roaming.revision))),
+            ("failures", .integer(Int64(roaming.reachability.failures))),
             ("millisecondsSinceProgress", roaming.reachability.lastProgress.map {
                 .integer((NIODeadline.now() - $0).nanoseconds / 1_000_000)
             } ?? .string(nil)),

@@ -1,5 +1,4 @@
 import DefaultsCore
-import EtcdWire
 import FoundationEssentials
 import Glibc
 import NIOCore

@@ -1,9 +1,6 @@
 import DefaultsCore
-import EtcdWire
 import EtcdGateway
-import Logging
-import NIOCore
-import NIOPosix
+import EtcdWire
 
 /// The check of the cluster every two seconds: each member's status, the latest write, and a
 /// watch found stale cancelled.
@@ -19,20 +16,15 @@ extension RoamingLink {
             do { try await Task.sleep(until: next, clock: clock) } catch { return }
             let check = await checkCluster(watched: watch?.member)
             lastCheck = check
-            if let unreachable = WatchHealth.unreachableReason(check) {
-                _ = try? await onState { $0.reached(false, problem: unreachable) }
-            }
-            guard let watch, let applied = try? await onState({ $0.revision }), self.watch?.number == watch.number else {
-                _ = try? await onState { $0.reachability.recordCheck(check, current: false) }
+            let applied = try? await report(.checked(unreachable: WatchHealth.unreachableReason(check))).revision
+            guard let watch, let applied, self.watch?.number == watch.number else {
+                _ = try? await report(.judged(check, current: false, stale: nil))
                 continue
             }
             let endpoint = etcd.endpoints[watch.member]
             let reason = health.staleReason(watched: watch.member, check: check, applied: applied, endpoint: endpoint)
             let current = reason == nil && check.latestWrite.map { applied >= $0 } == true
-            _ = try? await onState { state in
-                state.reachability.recordCheck(check, current: current)
-                if let reason { state.reachability.watchWentStale(reason, revision: state.revision) }
-            }
+            _ = try? await report(.judged(check, current: current, stale: reason))
             if reason != nil {
                 abandonedWatch = watch.number
                 nextMember = WatchHealth.nextMember(after: watch.member, of: etcd.endpoints.count, check: check)
@@ -69,16 +61,10 @@ extension RoamingLink {
         do { return .success(try await etcd.status(ofMember: member)) } catch { return .failure(error) }
     }
 
-    /// Reads the prefix (or the given domains' parts of it) and makes the local domains equal.
-    func read(_ domains: [DomainName]?) async throws {
-        guard let domains else {
-            let range = try await etcd.range(prefix: keys.prefix)
-            try await onStore { $0.resynchronize(range, in: $1) }
-            return
-        }
+    /// Reads the given domains' parts of the prefix and makes the local domains equal.
+    func read(_ domains: [DomainName]) async throws {
         for domain in domains {
-            let range = try await etcd.range(prefix: keys.domainPrefix(domain))
-            try await onStore { $0.resynchronize(range, domains: [domain], in: $1) }
+            _ = try await report(.read(try await etcd.range(prefix: keys.domainPrefix(domain)), domains: [domain]))
         }
     }
 }

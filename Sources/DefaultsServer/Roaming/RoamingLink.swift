@@ -1,6 +1,6 @@
 import DefaultsCore
-import EtcdWire
 import EtcdGateway
+import EtcdWire
 import Logging
 import NIOCore
 import NIOPosix
@@ -11,8 +11,9 @@ import NIOPosix
 ///
 /// Owned by `DefaultsDaemon`, started after the socket and stopped before the last flush. It
 /// runs on a thread of its own: an event loop that is both this actor's executor and the HTTP
-/// client's. It never touches the store: everything it learns, and everything it sends, goes
-/// through ``RoamingState`` on the state-owning loop (`submit`), so the store keeps one owner.
+/// client's. It never touches the store: everything it learns goes to ``RoamingState`` on the
+/// state-owning loop as a report (``report(_:)``, the one channel, one hop each), and what it
+/// sends is what the state hands it, so the store keeps one owner.
 actor RoamingLink {
     let group: MultiThreadedEventLoopGroup
     let loop: EventLoop
@@ -23,8 +24,9 @@ actor RoamingLink {
     let keys: RoamingKeys
     private let logger: Logger
     private var tasks: [Task<Void, Never>] = []
-    private let wakes: AsyncStream<Void>
-    private let wake: AsyncStream<Void>.Continuation
+    /// The transactions the state hands the sender while it waits.
+    private let wakes: AsyncStream<RoamingState.Batch>
+    private let wake: AsyncStream<RoamingState.Batch>.Continuation
 
     /// The watch running now: its number (one per start), its member, and its task, which a
     /// stale verdict cancels.
@@ -57,17 +59,15 @@ actor RoamingLink {
         self.server = server
         self.keys = RoamingKeys(prefix: configuration.prefix)
         self.logger = logger
-        (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        // The state hands out one batch at a time (it then waits for the sender's report), so
+        // nothing is ever dropped here.
+        (wakes, wake) = AsyncStream.makeStream(of: RoamingState.Batch.self)
     }
 
     /// Starts watching and sending; returns at once.
     func start() async {
         let wake = self.wake
-        _ = try? await onStore { state, store in
-            state.wakeSender = { wake.yield() }
-            state.takeInChangesMadeWhileStopped(in: store)
-        }
-        wake.yield()  // the queue kept from the last run
+        _ = try? await report(.started(wake: { wake.yield($0) }))
         tasks.append(Task { await self.watchForever() })
         tasks.append(Task { await self.checkForever() })
         tasks.append(Task { await self.sendForever() })
@@ -109,7 +109,6 @@ actor RoamingLink {
             let task = Task { try await self.watchOnce(through: member) }
             watch = (number, member, task)
             health.watchRestarted()
-            _ = try? await onState { $0.reachability.watching(through: member) }
             let result = await withTaskCancellationHandler { await task.result } onCancel: { task.cancel() }
             watch = nil
             if Task.isCancelled { return }
@@ -126,7 +125,7 @@ actor RoamingLink {
                 // The member refused (it has no leader) or no member answered the read before the
                 // watch: another member next, after a wait that grows while nothing answers.
                 nextMember = WatchHealth.nextMember(after: member, of: etcd.endpoints.count, check: lastCheck)
-                _ = try? await onState { $0.reached(false, problem: "\(error)") }
+                _ = try? await report(.unreachable(problem: "\(error)"))
                 try? await Task.sleep(for: delay)
                 delay = min(delay * 2, RoamingLink.longestRetryDelay)
             case .failure:
@@ -142,74 +141,62 @@ actor RoamingLink {
     /// One watch through `member`, after a full read when one is due; resumes after the last
     /// revision applied, so that nothing is missed and nothing is applied twice.
     private func watchOnce(through member: Int) async throws {
-        if try await onState({ $0.needsFullRead }) { try await read(nil) }
-        let from = try await onState { $0.revision } + 1
-        try await etcd.watch(prefix: keys.prefix, from: from, member: member) { message in
+        var progress = try await report(.watching(member: member))
+        if progress.needsFullRead {
+            progress = try await report(.read(try await etcd.range(prefix: keys.prefix), domains: nil))
+        }
+        try await etcd.watch(prefix: keys.prefix, from: progress.revision + 1, member: member) { message in
             try await self.received(message, through: member)
         }
     }
 
     private func received(_ message: EtcdWatchMessage, through member: Int) async throws {
         if message.canceled {
-            if let compacted = message.compactRevision {
-                logger.notice("the revision to resume from was compacted; reading every roaming key again", metadata: [
-                    "oldestKept": "\(compacted)"])
-                try await onState { $0.readEverythingBeforeWatching() }
-            }
+            if let compacted = message.compactRevision { _ = try await report(.compacted(oldestKept: compacted)) }
             return
         }
-        try await onStore { state, store in
-            state.reached(true)
-            if !message.events.isEmpty { state.apply(message, to: store) }
-            state.reachability.watchDelivered(through: member, revision: state.revision)
-        }
+        _ = try await report(.delivered(message, member: member))
     }
 
     // MARK: - Sending
 
     private func sendForever() async {
-        for await _ in wakes {
-            await sendQueue()
+        for await batch in wakes {
+            await send(batch)
         }
     }
 
-    /// Sends transactions until the queue is empty. Changes made while one is on its way
-    /// gather in the queue and leave together in the next: a burst becomes a few transactions.
-    private func sendQueue() async {
+    /// Sends transactions, each the state's next, until it has none (it then wakes the sender
+    /// again). Changes made while one is on its way gather in the queue and leave together in
+    /// the next: a burst becomes a few transactions.
+    private func send(_ first: RoamingState.Batch) async {
+        var next: RoamingState.Batch? = first
         var delay = RoamingLink.firstRetryDelay
-        while !Task.isCancelled {
-            guard let batch = try? await onStore({ $0.nextBatch(from: $1) }) else { return }
+        while let batch = next, !Task.isCancelled {
             do {
                 let result = try await etcd.transaction(
                     comparing: batch.items.map { EtcdCompare(key: $0.etcdKey, modRevision: $0.expectedRevision) },
                     success: batch.items.map { .put(key: $0.etcdKey, value: $0.entry) },
                     failure: batch.items.map { .get(key: $0.etcdKey) })
-                try await onStore { state, store in
-                    state.finish(batch, result, in: store)
-                    state.reached(true)
-                }
+                next = try await report(.sent(batch, result)).batch
                 delay = RoamingLink.firstRetryDelay
             } catch {
                 if Task.isCancelled { return }
-                _ = try? await onState { $0.reached(false, problem: "\(error)") }
+                next = try? await report(.sendFailed(problem: "\(error)")).batch
                 try? await Task.sleep(for: delay)
                 delay = min(delay * 2, RoamingLink.longestRetryDelay)
             }
         }
     }
 
-    /// Runs `body` on the state-owning loop, the only way this type reaches the roaming state.
-    func onState<Result: Sendable>(_ body: @escaping @Sendable (RoamingState) -> Result) async throws -> Result {
-        try await onStore { state, _ in body(state) }
-    }
-
-    /// Runs `body` on the state-owning loop with the store too, for the work that reads or
-    /// changes it (the roaming state keeps no reference to its owner).
-    func onStore<Result: Sendable>(_ body: @escaping @Sendable (RoamingState, DefaultsStore) -> Result) async throws -> Result {
+    /// Hands a report to the state on the state-owning loop: the one way this type reaches it.
+    func report(_ report: RoamingState.Report) async throws -> RoamingState.Progress {
         let server = self.server
         return try await stateLoop.submit {
             let store = server.value.store
-            return body(store.roaming!, store)
+            // The daemon makes the state with the link, and neither outlives the other.
+            guard let state = store.roaming else { throw CancellationError() }
+            return state.take(report, in: store)
         }.get()
     }
 }

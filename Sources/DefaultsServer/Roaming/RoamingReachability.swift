@@ -47,6 +47,9 @@ final class RoamingReachability {
     private(set) var latestInCluster: Int64 = 0
     /// When the watch last delivered a message, or a check found it current.
     private(set) var lastProgress: NIODeadline?
+    /// Requests the cluster has not answered since it last answered one: the retries of a link
+    /// cut off, each of which is not logged.
+    private(set) var failures = 0
 
     init(endpoints: [String], eventLoop: EventLoop, logger: Logger) {
         self.endpoints = endpoints
@@ -70,6 +73,7 @@ final class RoamingReachability {
     /// `domains` and `revision` are what the log says of this machine.
     func reached(_ answered: Bool, problem: String?, queued: Int, domains: [DomainName], revision: Int64) {
         eventLoop.preconditionInEventLoop()
+        failures = answered ? 0 : failures + 1
         guard answered != reachable else { return }
         let previous = reachable
         reachable = answered

@@ -17,18 +17,18 @@ extension RoamingState {
 
     /// Writes the journal soon, after the domain files it describes are durable: never a
     /// revision ahead of the values applied from it, nor a queue behind what it must send.
-    func markJournal(_ store: DefaultsStore) {
+    func markJournal() {
         journalDirty = true
         guard !journalScheduled else { return }
         journalScheduled = true
-        eventLoop.assumeIsolated().scheduleTask(in: RoamingState.journalDelay) { [self] in writeJournal(store) }
+        eventLoop.assumeIsolated().scheduleTask(in: RoamingState.journalDelay) { [self] in writeJournal() }
     }
 
-    private func writeJournal(_ store: DefaultsStore) {
+    private func writeJournal() {
         journalDirty = false
         let contents = journalContents
         let journal = self.journal
-        store.synchronize().flatMap { [journalWriter, eventLoop] in
+        writeBehind.synchronize().flatMap { [journalWriter, eventLoop] in
             journalWriter.runIfActive(eventLoop: eventLoop) { try journal.write(contents) }
         }.assumeIsolated().whenComplete { [self] result in
             if case .failure(let error) = result {
@@ -36,7 +36,7 @@ extension RoamingState {
                 journalDirty = true
             }
             journalScheduled = false
-            if journalDirty { markJournal(store) }
+            if journalDirty { markJournal() }
         }
     }
 

@@ -45,7 +45,7 @@ extension RoamingState {
             remote.add(LocalKey(domain: local.domain, key: local.key), entry, revision: revisionOfEvent)
         }
         apply(remote, to: store)
-        markJournal(store)
+        markJournal()
     }
 
     /// Makes the given domains equal to what etcd holds (`range`), as one changeset per domain:
@@ -81,7 +81,7 @@ extension RoamingState {
             revision = max(revision, range.revision)
             needsFullRead = false
         }
-        markJournal(store)
+        markJournal()
     }
 
     /// Queues the keys of roaming domains whose value differs from the one this machine last
@@ -113,13 +113,6 @@ extension RoamingState {
         if found > 0 {
             logger.notice("sending changes that reached the domain files while no journal recorded them", metadata: ["keys": "\(found)"])
         }
-    }
-
-    /// The next watch start reads everything first: the revision to resume from was compacted
-    /// away.
-    func readEverythingBeforeWatching() {
-        eventLoop.preconditionInEventLoop()
-        needsFullRead = true
     }
 
     /// Changes of other machines gathered for one revision (or one full read).

@@ -1,6 +1,5 @@
 import DefaultsCore
 import EtcdWire
-import EtcdGateway
 import FoundationEssentials
 import Logging
 import NIOCore
@@ -11,12 +10,14 @@ import NIOPosix
 ///
 /// Owned by the store (`DefaultsStore.roaming`), on the state-owning event loop: the store
 /// records local changes here as it applies them, and the ``RoamingLink``, on its own thread,
-/// reaches this type only by submitting to that loop. It keeps no reference to the store: each
-/// method that reads or changes the store is handed it by its caller, so nothing points back at
-/// the owner. Every method checks the loop. Its parts live in three files, one job each: this
-/// one (the state, and the local changes to send), `RoamingState+Remote.swift` (the changes of
-/// other machines to apply) and `RoamingState+Journal.swift` (what is written to disk, and the
-/// reachability log); no other type changes its state.
+/// reaches this type through one channel, its reports (``take(_:in:)``), each one hop to that
+/// loop. It keeps no reference to the store: each method that reads or changes the store is
+/// handed it by its caller, so nothing points back at the owner; the journal waits for the
+/// write-behind, the store's collaborator, not for the store. Every method checks the loop. Its
+/// parts live in four files, one job each: this one (the state, and the local changes to send),
+/// `RoamingState+Reports.swift` (what the link reports), `RoamingState+Remote.swift` (the
+/// changes of other machines to apply) and `RoamingState+Journal.swift` (what is written to
+/// disk, and the reachability log); no other type changes its state.
 ///
 /// The rules (docs/ROAMING.md): etcd's order decides, so every machine converges on the value
 /// with the highest revision. A local change is queued and sent in a transaction that holds
@@ -53,6 +54,8 @@ final class RoamingState {
     let keys: RoamingKeys
     let journal: RoamingJournal
     let journalWriter: NIOThreadPool
+    /// Whose `synchronize` the journal waits for: it is written after the domain files it describes.
+    let writeBehind: WriteBehind
     let logger: Logger
     var roamingDomains: Set<DomainName>
     /// Domains configured to roam that stopped, with the reason: a remote change would have
@@ -79,9 +82,9 @@ final class RoamingState {
     /// the one kept was compacted away.
     var needsFullRead: Bool
 
-    /// Tells the link's sender there is something to send; set by the link.
-    var wakeSender: (@Sendable () -> Void)?
-    /// The sender waits for a wake (it found the queue empty).
+    /// Hands the link's sender a transaction to send while it waits; set by the link's first report.
+    var wakeSender: (@Sendable (Batch) -> Void)?
+    /// The sender waits for a wake: it was handed no batch since the queue was last found empty.
     var senderIdle = true
 
     var journalDirty = false
@@ -94,9 +97,10 @@ final class RoamingState {
 
     init(
         eventLoop: EventLoop, configuration: RoamingConfiguration, files: DomainFiles, journalWriter: NIOThreadPool,
-        logger: Logger
+        writeBehind: WriteBehind, logger: Logger
     ) {
         self.eventLoop = eventLoop
+        self.writeBehind = writeBehind
         self.hostName = configuration.hostName
         self.endpoints = configuration.endpoints
         self.keys = RoamingKeys(prefix: configuration.prefix)
@@ -146,17 +150,21 @@ final class RoamingState {
     }
 
     /// Queues keys of a domain to be sent (their values are read when the transaction is built),
-    /// and wakes the sender if it waits.
+    /// and hands the sender its transaction if it waits.
     func enqueue(_ keys: [String], of domain: DomainName, in store: DefaultsStore) {
         for key in keys {
             sequence += 1
             queue[LocalKey(domain: domain, key: key)] = sequence
         }
-        markJournal(store)
-        if senderIdle {
-            senderIdle = false
-            wakeSender?()
-        }
+        markJournal()
+        wakeSenderIfIdle(store)
+    }
+
+    /// Hands a waiting sender the next transaction, built here, on the loop: the link then goes
+    /// straight to the cluster.
+    func wakeSenderIfIdle(_ store: DefaultsStore) {
+        guard senderIdle, let wakeSender, let batch = nextBatch(from: store) else { return }
+        wakeSender(batch)
     }
 
     /// The next transaction's changes, or nil when the queue is empty (the sender then waits
@@ -167,6 +175,7 @@ final class RoamingState {
             senderIdle = true
             return nil
         }
+        senderIdle = false
         var items: [Batch.Item] = []
         for (local, sequence) in queue.prefix(RoamingState.keysPerTransaction) {
             let values = try? store.values(of: local.domain)
@@ -214,6 +223,6 @@ final class RoamingState {
             }
             apply(remote, to: store)
         }
-        markJournal(store)
+        markJournal()
     }
 }
