@@ -61,8 +61,9 @@ let package = Package(
                 "DefaultsCore", "EtcdWire",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOExtras", package: "swift-nio-extras"),
-                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -75,7 +76,6 @@ let package = Package(
                 "DefaultsCore", "SettingsBundles", "EtcdWire", "EtcdGateway",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "OrderedCollections", package: "swift-collections"),
                 .product(name: "DequeModule", package: "swift-collections"),
@@ -91,8 +91,9 @@ let package = Package(
         .executableTarget(
             name: "defaultsd",
             dependencies: [
-                "DefaultsServer", "SystemdSupport",
+                "DefaultsServer", "DefaultsCore", "SystemdSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -124,7 +125,7 @@ let package = Package(
             dependencies: [
                 "LineSocket", "DefaultsCore", "WebDriver",
                 // RoamingLatency: a real etcd cluster on loopback, as the tests start it.
-                "DaemonTestSupport",
+                "LocalServices",
                 // TransportFloor: a SwiftNIO line server that does no work, with defaultsd's channel options.
                 "DefaultsServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -153,13 +154,20 @@ let package = Package(
             dependencies: [
                 "DefaultsClient", "DefaultsCore", "SettingsBundles",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             resources: [
-                .embedInCode("Assets/index.html"), .embedInCode("Assets/app.js"),
-                .embedInCode("Assets/app.css"), .embedInCode("Assets/icon.svg"),
+                .embedInCode("Assets/index.html"), .embedInCode("Assets/app.css"), .embedInCode("Assets/icon.svg"),
+                // The page's script modules; SettingsServer's `Assets.scripts` serves each.
+                .embedInCode("Assets/app.js"), .embedInCode("Assets/api.js"), .embedInCode("Assets/dom.js"),
+                .embedInCode("Assets/domains.js"), .embedInCode("Assets/live.js"), .embedInCode("Assets/navigation.js"),
+                .embedInCode("Assets/panes.js"), .embedInCode("Assets/root.js"), .embedInCode("Assets/schema.js"),
+                .embedInCode("Assets/tree.js"), .embedInCode("Assets/words.js"),
             ]
         ),
         .executableTarget(
@@ -186,7 +194,11 @@ let package = Package(
 
         // Starts the real defaultsd on a temporary socket and directory, for the tests that need it,
         // and finds the shared test data.
-        .target(name: "DaemonTestSupport", dependencies: ["DefaultsCore", "LineSocket"], path: "Tests/DaemonTestSupport"),
+        .target(name: "DaemonTestSupport", dependencies: ["DefaultsCore", "LineSocket", "LocalServices"], path: "Tests/DaemonTestSupport"),
+        // Real services and programs run on this machine: an etcd cluster (on loopback, or in
+        // network namespaces), the leash that stops its members, a program run to completion and
+        // a child's log. Shared by the tests and the benchmark, so in Sources.
+        .target(name: "LocalServices"),
         // The third-party corpus beside the checkout (../shared), and the trait that skips a test without it.
         .target(name: "SharedCorpus", dependencies: ["DaemonTestSupport"], path: "Tests/SharedCorpus"),
         // A program that uses plain Foundation UserDefaults and nothing else, run beside the daemon.
@@ -229,11 +241,12 @@ let package = Package(
         .testTarget(name: "SystemdSupportTests", dependencies: ["SystemdSupport"]),
 
         // A real headless Chromium over WebDriver, for the Settings app's tests and benchmark.
-        .target(name: "WebDriver", path: "Tests/WebDriver"),
+        .target(name: "WebDriver"),
         .testTarget(
             name: "SettingsAppTests",
             dependencies: [
-                "SettingsApp", "SettingsBundles", "DefaultsClient", "DefaultsCore", "LineSocket", "DaemonTestSupport", "WebDriver",
+                "SettingsApp", "SettingsBundles", "DefaultsClient", "DefaultsCore", "LineSocket", "DaemonTestSupport", "LocalServices",
+                "WebDriver",
                 "ValueSyntaxCases",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -251,16 +264,22 @@ let package = Package(
         ),
         .testTarget(
             name: "DaemonIntegrationTests",
-            dependencies: ["DefaultsCore", "LineSocket", "DaemonTestSupport", "SharedCorpus", "defaultsd", "defaults", "FoundationDefaultsProbe"]
+            dependencies: [
+                "DefaultsCore", "LineSocket", "DaemonTestSupport", "LocalServices", "SharedCorpus", "defaultsd", "defaults",
+                "FoundationDefaultsProbe",
+            ]
         ),
         // Two real daemons on a real 3-member etcd cluster on loopback.
         .testTarget(
             name: "RoamingTests",
-            dependencies: ["DefaultsCore", "DefaultsClient", "LineSocket", "DaemonTestSupport", "defaultsd", "defaults"]
+            dependencies: ["DefaultsCore", "DefaultsClient", "LineSocket", "DaemonTestSupport", "LocalServices", "defaultsd", "defaults"]
         ),
         .testTarget(
             name: "DefaultsClientTests",
-            dependencies: ["DefaultsClient", "DefaultsCore", "LineSocket", "DaemonTestSupport", "defaultsd", "BridgeControl", "ValueSyntaxCases"]
+            dependencies: [
+                "DefaultsClient", "DefaultsCore", "LineSocket", "DaemonTestSupport", "LocalServices", "defaultsd", "BridgeControl",
+                "ValueSyntaxCases",
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -24,7 +24,7 @@ extension DefaultsBench {
         var environment = dconf.environment
         environment["DEFAULTSD_SOCKET"] = socket
         _ = try Server.run(tool, ["write", "com.bench.cli", "k", "-int", "42"], environment: environment)
-        _ = try Server.run(Server.which("dconf")!, ["write", "/bench/cli/k", "42"], environment: environment)
+        _ = try Server.run(try Server.required("dconf"), ["write", "/bench/cli/k", "42"], environment: environment)
         let calls = try Hyperfine.measure(
             ["\(tool) read com.bench.cli k", "dconf read /bench/cli/k", "\(tool) write com.bench.cli k -int 42", "dconf write /bench/cli/k 42"],
             environment: environment, runs: cliRuns, directory: directory)

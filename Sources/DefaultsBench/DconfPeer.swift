@@ -31,7 +31,7 @@ final class DconfPeer {
 
         let addressFile = directory + "/bus-address", pidFile = directory + "/placeholder-pid"
         session = Process()
-        session.executableURL = URL(fileURLWithPath: Server.which("dbus-run-session")!)
+        session.executableURL = URL(fileURLWithPath: try Server.required("dbus-run-session"))
         session.arguments = ["--", "/bin/sh", "-c", #"echo $$ > "$1"; echo "$DBUS_SESSION_BUS_ADDRESS" > "$2.new"; mv "$2.new" "$2"; exec sleep 2147483647"#,
                              "placeholder", pidFile, addressFile]
         session.environment = environment

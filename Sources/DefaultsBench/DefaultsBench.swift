@@ -53,6 +53,9 @@ struct DefaultsBench: ParsableCommand {
     @Flag(help: "Measure only GSettings programs on defaultsd's GIO module against dconf's backend.")
     var gsettingsOnly = false
 
+    @Flag(help: "Measure only the round trips against Redis and the bare server (the regression guards), then stop.")
+    var roundTripsOnly = false
+
     @Option(help: ArgumentHelp(
         "Write the functions a request calls, counted under callgrind, to this file, and measure nothing else.",
         discussion: "The release link lays them out next to each other: `make link-order` writes bench/request-path.order."))
@@ -128,7 +131,11 @@ struct DefaultsBench: ParsableCommand {
         for _ in 0..<rounds {
             ours.add(try measureDefaultsd(socket: directory + "/defaultsd.sock"))
             ours.add(try measureFloor(socket: floorSocket))
-            if theirs != nil { theirs!.add(try measureRedis(socket: directory + "/redis.sock")) }
+            if theirs != nil { theirs?.add(try measureRedis(socket: directory + "/redis.sock")) }
+        }
+        if roundTripsOnly {
+            report.table(ours: ours, redis: theirs)
+            return print(report.text)
         }
         ours.burstRewrites = try measureBurst(socket: directory + "/defaultsd.sock")
         let handEdits = try measureHandEdits(socket: directory + "/defaultsd.sock", storage: directory + "/storage")

@@ -7,7 +7,7 @@ enum Hyperfine {
     static func measure(_ commands: [String], environment: [String: String], runs: Int, directory: String) throws -> [Timing] {
         let export = directory + "/hyperfine.json"
         _ = try Server.run(
-            Server.which("hyperfine")!,
+            try Server.required("hyperfine"),
             ["--shell=none", "--warmup", "20", "--runs", "\(runs)", "--style", "none", "--export-json", export] + commands,
             environment: environment)
         let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: export))) as? [String: Any]

@@ -1,4 +1,4 @@
-import DaemonTestSupport
+import LocalServices
 import DefaultsCore
 import Foundation
 import LineSocket
@@ -93,8 +93,11 @@ enum RoamingLatency {
                     delivered = LineSocket.now() - frozen
                 }
             }
-            detections.append(detected!)
-            deliveries.append(delivered!)
+            // The loop above ends only once both are measured.
+            if let detected, let delivered {
+                detections.append(detected)
+                deliveries.append(delivered)
+            }
             cluster.thaw(member)
             // The next trial starts from a settled cluster: every member answering B's check again.
             let settled = Date().addingTimeInterval(30)

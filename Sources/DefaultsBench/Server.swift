@@ -16,6 +16,12 @@ final class Server {
         return nil
     }
 
+    /// The path of a program the measurement cannot do without, or an error that names it.
+    static func required(_ name: String) throws -> String {
+        guard let path = which(name) else { throw LineSocket.Failure(description: "\(name) is not installed") }
+        return path
+    }
+
     /// Starts `binary` and waits until `readyWhen` appears on its stderr, or until `socket` accepts
     /// connections (for at most `within` seconds).
     static func start(_ binary: String, _ arguments: [String], readyWhen: String?, socket: String? = nil, within: Double = 10) throws -> Server {
@@ -52,7 +58,7 @@ final class Server {
     static func pin(_ servers: [Server], cpus: String, client: String) throws {
         for (pid, list) in servers.map({ ($0.process.processIdentifier, cpus) }) + [(getpid(), client)] {
             let taskset = Process()
-            taskset.executableURL = URL(fileURLWithPath: which("taskset")!)
+            taskset.executableURL = URL(fileURLWithPath: try required("taskset"))
             taskset.arguments = ["--all-tasks", "--cpu-list", "--pid", list, "\(pid)"]
             taskset.standardOutput = FileHandle.nullDevice
             try taskset.run()

@@ -79,6 +79,7 @@ enum SettingsPageLatency {
             done.signal()
         }
         done.wait()
-        return try result!.get()
+        guard let result else { throw LineSocket.Failure(description: "the browser's work ended without a result") }
+        return try result.get()
     }
 }

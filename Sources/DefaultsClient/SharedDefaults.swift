@@ -52,6 +52,7 @@ public final class SharedDefaults: Sendable {
     public convenience init(configuration: DefaultsConfiguration = .fromEnvironment()) {
         let name = (try? DomainName(configuration.appDomain)) != nil
             ? configuration.appDomain : DefaultsConfiguration.sanitized(configuration.appDomain)
+        // "app" is a valid domain name: DomainName cannot refuse it.
         self.init(configuration: configuration, domain: (try? DomainName(name)) ?? (try! DomainName("app")), isSuite: false)
     }
 

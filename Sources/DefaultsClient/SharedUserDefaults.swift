@@ -32,6 +32,7 @@ public final class SharedUserDefaults: UserDefaults {
     public init(_ shared: SharedDefaults) {
         self.shared = shared
         self.initializing = true
+        // Foundation refuses only the app's own name and NSGlobalDomain as a suite, never nil.
         super.init(suiteName: nil)!
         initializing = false
         shared.setNotificationObject(self)

@@ -10,13 +10,21 @@ import Glibc
 public enum Completions {
     /// Prints the script for `bash`, `zsh` or `fish`; returns the exit status.
     public static func script(for shell: String) -> Int32 {
-        guard let kind = CompletionShell(rawValue: shell) else {
+        guard let text = scriptText(for: shell) else {
             FileDescriptorIO.write("defaults: no completion for shell '\(shell)'; use bash, zsh or fish\n", to: STDERR_FILENO)
             return 255
         }
-        print(DefaultsCompletionModel.completionScript(for: kind), terminator: "")
+        print(text, terminator: "")
         return 0
     }
+
+    /// The script for `bash`, `zsh` or `fish`; nil for another shell.
+    static func scriptText(for shell: String) -> String? {
+        CompletionShell(rawValue: shell).map { DefaultsCompletionModel.completionScript(for: $0) }
+    }
+
+    /// The verbs completion offers, by name, in order.
+    static var verbNames: [String] { DefaultsCompletionModel.configuration.subcommands.map { $0._commandName } }
 
     /// True when the shell is asking for completions (`---completion` in the arguments).
     public static func handles(_ arguments: [String]) -> Bool { arguments.contains("---completion") }
@@ -39,70 +47,90 @@ public enum Completions {
 
 let valueFlags = ValueArguments.scalarFlags + ValueArguments.compositeFlags
 
-struct DefaultsCompletionModel: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "defaults",
-        abstract: "Command line interface to a user's defaults (through defaultsd).",
-        subcommands: [Read.self, ReadType.self, Write.self, Rename.self, Delete.self, Import.self, Export.self,
-                      Domains.self, Find.self, Watch.self, Sync.self, Settings.self, Roaming.self, Schema.self, Help.self])
+/// A verb's arguments as shell completion sees them. Its name and aliases are the verb's in
+/// ``Verb/all``, the table that lists it.
+protocol VerbCompletion: ParsableCommand {}
 
-    struct Read: ParsableCommand {
+extension VerbCompletion {
+    static var configuration: CommandConfiguration {
+        let verb = Verb.all.first { $0.completion == Self.self }
+        return CommandConfiguration(commandName: verb?.name, aliases: verb?.aliases ?? [])
+    }
+}
+
+struct DefaultsCompletionModel: ParsableCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            commandName: "defaults",
+            abstract: "Command line interface to a user's defaults (through defaultsd).",
+            subcommands: Verb.all.map { verb -> ParsableCommand.Type in verb.completion })
+    }
+
+    struct Read: VerbCompletion {
         @Flag var json = false
         @Argument(completion: .custom(completeDomains)) var domain: String?
         @Argument var key: String?
     }
-    struct ReadType: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "read-type")
+    struct ReadType: VerbCompletion {
         @Argument(completion: .custom(completeDomains)) var domain: String
         @Argument var key: String
     }
-    struct Write: ParsableCommand {
+    struct ReadEffective: VerbCompletion {
+        @Flag var json = false
+        @Argument(completion: .custom(completeDomains)) var domain: String
+        @Argument var key: String?
+    }
+    struct Write: VerbCompletion {
         @Argument(completion: .custom(completeDomains)) var domain: String
         @Argument var key: String
         @Argument(parsing: .allUnrecognized, completion: .list(valueFlags)) var value: [String] = []
     }
-    struct Rename: ParsableCommand {
+    struct Rename: VerbCompletion {
         @Argument(completion: .custom(completeDomains)) var domain: String
         @Argument var oldKey: String
         @Argument var newKey: String
     }
-    struct Delete: ParsableCommand {
+    struct Delete: VerbCompletion {
         @Argument(completion: .custom(completeDomains)) var domain: String
         @Argument var key: String?
     }
-    struct Import: ParsableCommand {
+    struct DeleteAll: VerbCompletion {
+        @Argument(completion: .custom(completeDomains)) var domain: String
+        @Argument var key: String?
+    }
+    struct Import: VerbCompletion {
         @Argument(completion: .custom(completeDomains)) var domain: String
         @Argument(completion: .file(extensions: ["plist"])) var path: String
     }
-    struct Export: ParsableCommand {
+    struct Export: VerbCompletion {
         @Argument(completion: .custom(completeDomains)) var domain: String
         @Argument(completion: .file(extensions: ["plist"])) var path: String
     }
-    struct Domains: ParsableCommand {
+    struct Domains: VerbCompletion {
         @Flag var json = false
     }
-    struct Find: ParsableCommand {
+    struct Find: VerbCompletion {
         @Flag var json = false
         @Argument var word: String
     }
-    struct Watch: ParsableCommand {
+    struct Watch: VerbCompletion {
         @Flag var json = false
         @Argument(completion: .custom(completeDomains)) var domains: [String] = []
     }
-    struct Sync: ParsableCommand {}
-    struct Roaming: ParsableCommand {
+    struct Sync: VerbCompletion {}
+    struct Roaming: VerbCompletion {
         @Flag var json = false
     }
-    struct Settings: ParsableCommand {
+    struct Settings: VerbCompletion {
         @Flag var json = false
         @Flag var choices = false
         @Flag var diagnostics = false
         @Argument(completion: .custom(completeDomains)) var domain: String?
         @Argument var rest: [String] = []
     }
-    struct Schema: ParsableCommand {
+    struct Schema: VerbCompletion {
         @Argument(completion: .custom(completeDomains)) var domain: String
         @Argument var key: String?
     }
-    struct Help: ParsableCommand {}
+    struct Help: VerbCompletion {}
 }

@@ -82,7 +82,8 @@ public enum DefaultsTool {
         static var hostName: String {
             var buffer = [CChar](repeating: 0, count: 256)
             guard gethostname(&buffer, buffer.count) == 0 else { return "localhost" }
-            return buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+            // Up to the first NUL, or the whole buffer when a name that long is cut without one.
+            return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(truncatingIfNeeded: $0) }, as: UTF8.self)
         }
 
         /// Whether `name` is this machine: its host name, or that name's first label, in any case.

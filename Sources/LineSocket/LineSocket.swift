@@ -78,9 +78,7 @@ public final class LineSocket {
     public func send(bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { raw in
-                write(fileDescriptor, raw.baseAddress! + offset, raw.count - offset)
-            }
+            let written = bytes[offset...].withUnsafeBytes { raw in write(fileDescriptor, raw.baseAddress, raw.count) }
             if written < 0 {
                 if errno == EINTR { continue }
                 throw Failure(description: "write(): \(String(cString: strerror(errno)))")
@@ -113,17 +111,19 @@ public final class LineSocket {
     private func takeLine(timeout: Double) throws -> Range<Int> {
         let deadline = LineSocket.now() + timeout
         while true {
-            let found: Range<Int>? = buffer.withUnsafeBytes { raw in
-                LineFraming.newline(in: raw, from: start).map { start..<(start + LineFraming.contentLength(of: raw, from: start, upTo: $0)) }
+            let found: (line: Range<Int>, newline: Int)? = buffer.withUnsafeBytes { raw in
+                LineFraming.newline(in: raw, from: start).map { newline in
+                    (start..<(start + LineFraming.contentLength(of: raw, from: start, upTo: newline)), newline)
+                }
             }
-            if let line = found {
-                start = line.upperBound + (buffer[line.upperBound] == LineFraming.newline ? 1 : 2)
-                return line
+            if let found {
+                start = found.newline + 1
+                return found.line
             }
             let remaining = deadline - LineSocket.now()
             guard remaining > 0 else { throw Failure(description: "no line within \(timeout) s") }
             guard try waitReadable(timeout: remaining) else { continue }
-            let count = chunk.withUnsafeMutableBytes { read(fileDescriptor, $0.baseAddress!, $0.count) }
+            let count = chunk.withUnsafeMutableBytes { raw in read(fileDescriptor, raw.baseAddress, raw.count) }
             if count < 0 {
                 if errno == EINTR || errno == EAGAIN { continue }
                 throw Failure(description: "read(): \(String(cString: strerror(errno)))")

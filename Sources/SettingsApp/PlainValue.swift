@@ -15,9 +15,9 @@ struct PlainValue: Equatable {
     /// The scalar's text; for an array or a dictionary, its wire JSON (shown, not edited in place).
     let text: String
 
-    static let scalarTypes = ["string", "integer", "real", "bool", "date", "data"]
-    /// Every type the editor offers: the scalars, then the containers.
-    static let types = scalarTypes + ["array", "dictionary"]
+    static let scalarTypes = PlistType.allCases.filter { !$0.isContainer }.map(\.name)
+    /// Every type the editor offers, by the names every place uses (``PlistType``): the scalars, then the containers.
+    static let types = PlistType.allCases.map(\.name)
 
     var isScalar: Bool { Self.scalarTypes.contains(type) }
 
@@ -33,16 +33,15 @@ struct PlainValue: Equatable {
             (type, text) = ("string", Self.compact(value))
             return
         }
+        type = decoded.plistType.name
         switch decoded {
-        case .string(let text): (type, self.text) = ("string", text)
-        case .integer(let number): (type, text) = ("integer", String(number))
+        case .string(let string): text = string
+        case .integer(let number): text = String(number)
         // The wire's spelling, which always shows a fraction or an exponent: 1.0 never reads as an integer.
-        case .real: (type, text) = ("real", Self.compact(value))
-        case .bool(let on): (type, text) = ("bool", on ? "true" : "false")
-        case .date(let date): (type, text) = ("date", RFC3339.format(date))
-        case .data(let data): (type, text) = ("data", ValueSyntax.hex(data))
-        case .array: (type, text) = ("array", Self.compact(value))
-        case .dictionary: (type, text) = ("dictionary", Self.compact(value))
+        case .real, .array, .dictionary: text = Self.compact(value)
+        case .bool(let on): text = on ? "true" : "false"
+        case .date(let date): text = RFC3339.format(date)
+        case .data(let data): text = ValueSyntax.hex(data)
         }
     }
 
@@ -51,27 +50,27 @@ struct PlainValue: Equatable {
     static func wire(type: String, text: String) throws -> JSON {
         let trimmed = SystemText.trimmingWhitespace(text)
         let value: PlistValue
-        switch type {
-        case "string": value = .string(text)
-        case "integer":
+        switch PlistType(rawValue: type) {
+        case .string: value = .string(text)
+        case .integer:
             guard let number = Int64(trimmed) else { throw RowInput.Refused(description: "\"\(text)\" is not a whole number") }
             value = .integer(number)
-        case "real":
+        case .real:
             guard let number = Double(trimmed), number.isFinite else { throw RowInput.Refused(description: "\"\(text)\" is not a number") }
             value = .real(number)
-        case "bool":
+        case .boolean:
             guard let on = ValueSyntax.booleanWord(text, in: .setting) else {
                 throw RowInput.Refused(description: "\"\(text)\" is not one of \(ValueSyntax.booleanWordList(in: .setting))")
             }
             value = .bool(on)
-        case "date":
+        case .date:
             guard let date = RFC3339.parse(trimmed) else {
                 throw RowInput.Refused(description: "\"\(text)\" is not a date such as 2026-11-21T10:00:00Z")
             }
             value = .date(date)
-        case "data":
+        case .data:
             do { value = .data(try ValueSyntax.data(fromHex: text)) } catch { throw RowInput.Refused(description: error.description) }
-        default: throw RowInput.Refused(description: "\(type) values are not edited here; use defaults import")
+        case .array, .dictionary, nil: throw RowInput.Refused(description: "\(type) values are not edited here; use defaults import")
         }
         return WireValue.json(value)
     }

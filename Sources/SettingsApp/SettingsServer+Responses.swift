@@ -10,6 +10,7 @@ import ServiceLifecycle
 /// How answers are written: assets and JSON with the security headers, and failures with the
 /// status they stand for.
 extension SettingsServer {
+    // The `!` cannot fail: "Referrer-Policy" is a valid RFC 9110 token, all `HTTPField.Name.init?` checks.
     static let securityHeaders: HTTPFields = [
         .contentSecurityPolicy: "default-src 'self'; img-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
         .xContentTypeOptions: "nosniff", .init("Referrer-Policy")!: "no-referrer", .cacheControl: "no-store",

@@ -63,7 +63,10 @@ extension SettingsServer {
         for path in ["/", "/apps/{domain}", "/domains/{domain}", "/search"] {
             router.get(RouterPath(path)) { _, _ in Self.asset(page, type: "text/html; charset=utf-8") }
         }
-        router.get("/assets/app.js") { _, _ in Self.asset(Assets.script, type: "text/javascript; charset=utf-8") }
+        // A browser runs a module script only when it is served as JavaScript.
+        for (name, bytes) in Assets.scripts {
+            router.get(RouterPath("/assets/" + name)) { _, _ in Self.asset(bytes, type: "text/javascript; charset=utf-8") }
+        }
         router.get("/assets/app.css") { _, _ in Self.asset(Assets.style, type: "text/css; charset=utf-8") }
         router.get("/assets/icon.svg") { _, _ in Self.asset(Assets.icon, type: "image/svg+xml") }
 

@@ -218,7 +218,18 @@ public final class SettingsServer: Sendable {
 /// disk or fetched at run time.
 enum Assets {
     static var page: [UInt8] { PackageResources.index_html }
-    static var script: [UInt8] { PackageResources.app_js }
+    /// The page's script modules by file name, each served at `/assets/<name>`: `app.js` is the
+    /// one `index.html` loads, and it imports the others by relative path, so a module missing
+    /// here (or from Package.swift) stops the page from starting.
+    static var scripts: [(name: String, bytes: [UInt8])] {
+        [
+            ("app.js", PackageResources.app_js), ("api.js", PackageResources.api_js), ("dom.js", PackageResources.dom_js),
+            ("domains.js", PackageResources.domains_js), ("live.js", PackageResources.live_js),
+            ("navigation.js", PackageResources.navigation_js), ("panes.js", PackageResources.panes_js),
+            ("root.js", PackageResources.root_js), ("schema.js", PackageResources.schema_js), ("tree.js", PackageResources.tree_js),
+            ("words.js", PackageResources.words_js),
+        ]
+    }
     static var style: [UInt8] { PackageResources.app_css }
     static var icon: [UInt8] { PackageResources.icon_svg }
 }

@@ -123,6 +123,7 @@ struct NotifyAddress {
         if first == UInt8(ascii: "@") { bytes[0] = 0 }
         storage.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &storage.sun_path) { $0.copyBytes(from: bytes) }
+        // `sun_path` is a stored property of a C struct, which always has an offset.
         let pathOffset = MemoryLayout<sockaddr_un>.offset(of: \.sun_path)!
         length = socklen_t(pathOffset + bytes.count + (first == UInt8(ascii: "/") ? 1 : 0))
     }

@@ -2,6 +2,7 @@ import DefaultsCore
 import DaemonTestSupport
 import Foundation
 import LineSocket
+import LocalServices
 import Testing
 
 /// A program that uses plain Foundation `UserDefaults` (FoundationDefaultsProbe: it imports

@@ -2,6 +2,7 @@ import DefaultsCore
 import DaemonTestSupport
 import Foundation
 import LineSocket
+import LocalServices
 import Testing
 
 /// GLib's own `gsettings` and `gsettings monitor`, unmodified, on the real daemon through the GIO

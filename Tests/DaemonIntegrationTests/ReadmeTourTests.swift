@@ -1,5 +1,6 @@
 import DaemonTestSupport
 import Foundation
+import LocalServices
 import Testing
 
 /// Runs README.md's tour as written, in one shell, against a daemon started as `make run` starts

@@ -1,5 +1,6 @@
 import DaemonTestSupport
 import Foundation
+import LocalServices
 import Testing
 
 /// The daemon writes through the links it finds among its domain files, so a storage directory

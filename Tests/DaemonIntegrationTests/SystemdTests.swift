@@ -2,6 +2,7 @@ import DefaultsCore
 import DaemonTestSupport
 import Foundation
 import LineSocket
+import LocalServices
 import Testing
 
 /// systemd integration with real parts: a NOTIFY_SOCKET datagram listener, systemd-socket-activate

@@ -1,4 +1,5 @@
 import Foundation
+import LocalServices
 
 /// The sandbox a unit of `systemd/` declares, read from the unit file and applied to a command by
 /// `defaultsd-unit-sandbox`, for machines where no systemd manager runs (`systemd-run --user -p …`

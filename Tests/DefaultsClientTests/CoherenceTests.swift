@@ -2,6 +2,7 @@ import DefaultsClient
 import DefaultsCore
 import DaemonTestSupport
 import Foundation
+import LocalServices
 import Testing
 
 @Suite("Coherence: two processes, restarts, synchronize", .serialized)

@@ -21,6 +21,19 @@ import ValueSyntaxCases
         }
         #expect(ValueSyntax.hex(Data("Hello".utf8)) == "48656c6c6f")
         #expect(throws: ValueSyntaxError(text: "0x48", expected: "hexadecimal digits without 0x")) { try ValueSyntax.data(fromHex: "0x48") }
+        #expect(throws: ValueSyntaxError(text: "abc", expected: "an even number of hexadecimal digits")) { try ValueSyntax.data(fromHex: "abc") }
+    }
+
+    /// Old-style `<…>` data is read by the same digits rule as typed data: the same rows give
+    /// the same bytes, and the same rows are refused (an odd count among them).
+    @Test func oldStyleDataReadsHexAsTypedDataDoes() {
+        for (text, bytes) in ValueSyntaxCases.hexData {
+            var inner = Substring(text)
+            if inner.hasPrefix("<") && inner.hasSuffix(">") && inner.count >= 2 { inner = inner.dropFirst().dropLast() }
+            let parsed = try? PropertyListFile.decodeValue(Data("<\(inner)>".utf8))
+            #expect(parsed == bytes.map { PlistValue.data(Data($0)) }, "\(text.debugDescription)")
+        }
+        #expect(throws: DefaultsError.self) { try PropertyListFile.decodeValue(Data("{ blob = <abc>; }".utf8)) }
     }
 
     @Test func boolValueIsFoundations() {

@@ -132,4 +132,41 @@ import Testing
             #expect(WireValue.encodedSize(of: value) == WireValue.encode(value).count)
         }
     }
+
+    /// A string's size is counted by the writer's own escape rule, so every byte, escaped or
+    /// not, counts what the writer writes for it.
+    @Test func everyByteOfAStringIsSizedAsItIsWritten() {
+        for byte in UInt8(0)..<0x80 {
+            let value = PlistValue.string("a" + String(UnicodeScalar(byte)) + "é")
+            #expect(WireValue.encodedSize(of: value) == WireValue.encode(value).count, "byte \(byte)")
+        }
+    }
+
+    /// The JSON tree is what the text encoder writes, read back: one mapping, written once.
+    @Test(arguments: [
+        PlistValue.string("quote\" and \u{1}"), .integer(-3), .real(5.0), .bool(false),
+        .date(Date(timeIntervalSince1970: 1_795_255_200.25)), .data(Data([0, 255])),
+        [1, 1.0, true, "1"], ["a": ["b": .data(Data([1]))]], ["$only": 1], ["$date": "a key, not a date"],
+    ])
+    func theTreeIsTheTextReadBack(_ value: PlistValue) throws {
+        let parsed = try JSONParser.parse(WireValue.encode(value))
+        #expect(WireValue.json(value) == parsed)
+        #expect(try WireValue.decode(WireValue.json(value)) == value)
+    }
+
+    @Test func aDictionaryWhoseOnlyKeyLooksLikeATagIsWrapped() {
+        #expect(WireValue.json(["$only": 1]) == ["$dict": ["$only": 1]])
+        #expect(WireValue.json(["$a": 1, "b": 2]) == ["$a": 1, "b": 2])
+        #expect(WireValue.json(.date(Date(timeIntervalSince1970: 0))) == ["$date": "1970-01-01T00:00:00Z"])
+    }
+
+    /// A value held in memory becomes a tree however deep it is, even past what the parser takes
+    /// from outside (each `$dict` wrapper adds a level).
+    @Test func aTreeIsMadeAtAnyDepth() throws {
+        var value: PlistValue = 1
+        for _ in 0..<JSONParser.maximumDepth { value = ["$deeper": value] }
+        var expected: JSON = 1
+        for _ in 0..<JSONParser.maximumDepth { expected = ["$dict": ["$deeper": expected]] }
+        #expect(WireValue.json(value) == expected)
+    }
 }

@@ -85,6 +85,31 @@ final class StoreFixture {
         #expect(after.generation == 1)
     }
 
+    /// One size rule for every write, whole-domain replacement included: past the limit only
+    /// when smaller than before, so a domain left past a lowered limit can still shrink.
+    @Test func aDomainPastALoweredLimitMayShrinkByAnyWriteButNotGrow() throws {
+        let fixture = StoreFixture(maximumDomainBytes: 8192)
+        let domain = self.domain
+        let large = String(repeating: "x", count: 2000)
+        let size = try fixture.onLoop { store -> Int in
+            try store.apply(Changeset(domain: domain, changes: ["a": .string(large), "b": .string(large)]), origin: .file)
+            var configuration = DaemonConfiguration(socketPath: "/unused/socket", storageDirectory: "/unused")
+            configuration.maximumDomainBytes = 1024
+            store.reconfigure(configuration)
+            // Still past the limit, but smaller: taken, as `replaceDomain` and `import` send it.
+            try store.replace(domain, with: ["a": .string(large), "b": "small"], origin: .file)
+            return try store.state(of: domain).size
+        }
+        #expect(size > 1024 && size < 2 * 2000)
+        let error = #expect(throws: DefaultsError.self) {
+            try fixture.onLoop { store in
+                try store.replace(domain, with: ["a": .string(large), "b": .string(large)], origin: .file)
+            }
+        }
+        #expect(error?.code == .tooLarge)
+        #expect(try fixture.onLoop { store in try store.state(of: domain).values["b"] } == "small")
+    }
+
     @Test func theDomainUsedLastStaysRightWhileOthersAreLoaded() throws {
         let fixture = StoreFixture()
         let domain = self.domain

@@ -29,7 +29,7 @@ import ValueSyntaxCases
         (["-string", "5"], .string("5")), (["-int", "5"], .integer(5)), (["-integer", "-12abc"], .integer(-12)),
         (["-int", "99999999999999999999"], .integer(.max)), (["-float", "2.5"], .real(2.5)),
         (["-float", "-.5e1x"], .real(-5)), (["-float", " 7"], .real(7)), (["-bool", "YES"], .bool(true)), (["-boolean", "false"], .bool(false)),
-        (["-data", "0102ff"], .data(Data([1, 2, 255]))), (["-data", "abc"], .data(Data([0x0a, 0xbc]))),
+        (["-data", "0102ff"], .data(Data([1, 2, 255]))), (["-data", "<0a bc>"], .data(Data([0x0a, 0xbc]))),
     ]
     static let dates: [([String], PlistValue)] = [
         (["-date", "2026-11-21 10:00:00 +0000"], .date(RFC3339.parse("2026-11-21T10:00:00Z")!)),
@@ -67,6 +67,7 @@ import ValueSyntaxCases
         (["-bool", "1"], ToolError.misuse(#"-bool takes yes/no, true/false, not "1""#)),
         (["-bool"], .misuse("-bool needs a value after it")), (["-int"], .misuse("-int needs a value after it")),
         (["-data", "0x01"], .misuse(#"-data takes hexadecimal digits without 0x, not "0x01""#)),
+        (["-data", "abc"], .misuse(#"-data takes an even number of hexadecimal digits, not "abc""#)),
         (["-date", "yesterday"], .misuse(#"-date takes 2026-11-21 10:00:00 +0000, 2026-11-21T10:00:00Z or 2026-11-21, not "yesterday""#)),
         // macOS stores 0 for these; a script that meant a number is better told.
         (["-float", "abc"], .failure(#"-float needs a number, not "abc"; leaving defaults unchanged."#)),

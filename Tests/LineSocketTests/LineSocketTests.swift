@@ -62,6 +62,19 @@ import Testing
         }
     }
 
+    @Test("each line starts after the newline of the one before, whether or not a \\r preceded it")
+    func linesFollowOneAnother() throws {
+        try withServer(["one\r\ntwo\n\r\nthree\r\r\nfour\n"]) { path in
+            let socket = try LineSocket(path: path)
+            try socket.send(#"{"op":"ping"}"#)
+            #expect(try socket.readLine(timeout: 2) == "one")
+            #expect(try socket.readLine(timeout: 2) == "two")
+            #expect(try socket.readLine(timeout: 2) == "")
+            #expect(try socket.readLine(timeout: 2) == "three\r")
+            #expect(try socket.readLine(timeout: 2) == "four")
+        }
+    }
+
     @Test("no answer within the deadline is an error, not a wait without end")
     func aSilentServerTimesOut() throws {
         try withServer([]) { path in

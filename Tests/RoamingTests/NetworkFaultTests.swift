@@ -1,4 +1,5 @@
 import DaemonTestSupport
+import LocalServices
 import DefaultsCore
 import Foundation
 import LineSocket

@@ -1,4 +1,4 @@
-@testable import DaemonTestSupport
+@testable import LocalServices
 import Foundation
 import Testing
 

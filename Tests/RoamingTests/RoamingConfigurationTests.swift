@@ -1,6 +1,7 @@
 import DaemonTestSupport
 import DefaultsCore
 import Foundation
+import LocalServices
 import Testing
 
 /// The `roaming` section of the configuration and `defaults roaming`, with the real binaries.

@@ -1,4 +1,5 @@
 import DaemonTestSupport
+import LocalServices
 import DefaultsClient
 import DefaultsCore
 import Foundation

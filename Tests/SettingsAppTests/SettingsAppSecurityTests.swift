@@ -3,6 +3,7 @@ import DefaultsClient
 import DefaultsCore
 import Foundation
 import LineSocket
+import LocalServices
 import Testing
 import WebDriver
 

@@ -1,5 +1,6 @@
 import DaemonTestSupport
 import Foundation
+import LocalServices
 import Testing
 import WebDriver
 

@@ -57,7 +57,7 @@ import Foundation
     @Test func plainValuesShowTheirTypeAndText() throws {
         #expect(PlainValue(wire: .integer(42)) == PlainValue(type: "integer", text: "42"))
         #expect(PlainValue(wire: .real(1)) == PlainValue(type: "real", text: "1.0"))
-        #expect(PlainValue(wire: .bool(false)) == PlainValue(type: "bool", text: "false"))
+        #expect(PlainValue(wire: .bool(false)) == PlainValue(type: "boolean", text: "false"))
         #expect(PlainValue(wire: ["$date": "2026-11-21T10:00:00Z"]) == PlainValue(type: "date", text: "2026-11-21T10:00:00Z"))
         #expect(PlainValue(wire: ["$data": "AAE="]) == PlainValue(type: "data", text: "0001"), "data in hex, as defaults writes it")
         #expect(PlainValue(wire: [1, 2]) == PlainValue(type: "array", text: "[1,2]"))
@@ -70,9 +70,9 @@ import Foundation
             let meaning = setting
             _ = (typeFlag, setting)
             if let meaning {
-                #expect(try PlainValue.wire(type: "bool", text: word) == .bool(meaning), "\(word.debugDescription)")
+                #expect(try PlainValue.wire(type: "boolean", text: word) == .bool(meaning), "\(word.debugDescription)")
             } else {
-                #expect(throws: RowInput.Refused.self, "\(word.debugDescription)") { try PlainValue.wire(type: "bool", text: word) }
+                #expect(throws: RowInput.Refused.self, "\(word.debugDescription)") { try PlainValue.wire(type: "boolean", text: word) }
             }
         }
         for (text, bytes) in ValueSyntaxCases.hexData {
@@ -88,7 +88,7 @@ import Foundation
     @Test func plainTextBecomesAValueOfTheGivenType() throws {
         #expect(try PlainValue.wire(type: "integer", text: " 6 ") == .integer(6))
         #expect(try PlainValue.wire(type: "real", text: "2") == .real(2))
-        #expect(try PlainValue.wire(type: "bool", text: "yes") == .bool(true))
+        #expect(try PlainValue.wire(type: "boolean", text: "yes") == .bool(true))
         #expect(try PlainValue.wire(type: "string", text: " 6 ") == .string(" 6 "))
         #expect(throws: RowInput.Refused.self) { try PlainValue.wire(type: "integer", text: "6.5") }
         #expect(throws: RowInput.Refused.self) { try PlainValue.wire(type: "array", text: "[]") }

@@ -2,6 +2,7 @@ import DaemonTestSupport
 import DefaultsCore
 import Foundation
 import LineSocket
+import LocalServices
 import Testing
 import WebDriver
 
@@ -368,7 +369,7 @@ struct SettingsBrowserTests {
         try await stage.open("/domains/com.example.plain")
         let b = stage.browser
         #expect(try await b.run("return [...document.querySelectorAll('.plain .row')].map(r => r.dataset.key + ':' + r.dataset.type).join(' ')") as? String
-            == "count:integer list:array name:string on:bool ratio:real")
+            == "count:integer list:array name:string on:boolean ratio:real")
         try await b.replaceText("#key-count-input", with: "6" + Chromium.enterKey)
         try await stage.waitForValue("count", .integer(6), in: "com.example.plain")
         try await b.wait(until: "return document.querySelector('#key-ratio-input') !== null", "the editor again")

@@ -36,12 +36,21 @@ import Testing
     @Test("the page and its assets are served with their types and the security headers")
     func thePageAndAssets() async throws {
         try await application().test(.router) { client in
-            try await client.execute(uri: "/assets/app.js", method: .get) { response in
-                #expect(response.status == .ok)
-                #expect(response.headers[.contentType] == "text/javascript; charset=utf-8")
-                #expect(response.headers[.contentSecurityPolicy]?.contains("default-src 'self'") == true)
-                #expect(response.headers[.cacheControl] == "no-store")
+            // Every module the page loads, from app.js through its imports: a browser runs a
+            // module only when it is served as JavaScript, and the page only when each is served.
+            var pending = ["app.js"]
+            var loaded: Set<String> = []
+            while let name = pending.popLast() {
+                guard loaded.insert(name).inserted else { continue }
+                let response: TestResponse = try await client.execute(uri: "/assets/" + name, method: .get)
+                #expect(response.status == .ok, "\(name)")
+                #expect(response.headers[.contentType] == "text/javascript; charset=utf-8", "\(name)")
+                #expect(response.headers[.contentSecurityPolicy]?.contains("default-src 'self'") == true, "\(name)")
+                #expect(response.headers[.cacheControl] == "no-store", "\(name)")
+                pending += Self.moduleImports(String(buffer: response.body))
             }
+            #expect(loaded == Set(Assets.scripts.map { $0.name }), "every module served is one the page loads")
+            #expect(loaded.count > 1)
             try await client.execute(uri: "/apps/com.example.app", method: .get) { response in
                 #expect(response.status == .ok)
                 #expect(response.headers[.contentType] == "text/html; charset=utf-8")
@@ -134,6 +143,12 @@ import Testing
             }
         }
         #expect(try daemon.connect().request(#"{"op":"get","domain":"\#(domain)","key":"color-scheme"}"#) == #"{"ok":true,"value":"prefer-dark","generation":2}"#)
+    }
+
+    /// The modules a page script imports: the page's modules import only one another, each as
+    /// `from "./name.js"`.
+    static func moduleImports(_ source: String) -> [String] {
+        source.components(separatedBy: #"from "./"#).dropFirst().compactMap { $0.split(separator: "\"", maxSplits: 1).first.map(String.init) }
     }
 
     static let schemaTool = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

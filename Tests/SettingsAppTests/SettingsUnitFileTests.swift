@@ -1,5 +1,6 @@
 import DaemonTestSupport
 import Foundation
+import LocalServices
 import Testing
 
 /// The user unit `make install` installs for the Settings app, checked by systemd itself.

@@ -279,11 +279,11 @@ import Testing
                 "Root.plist[2]: error SPEC_MISSING_TYPE: no Type (keys DefaultValue, Key); not shown",
                 "Root.plist[3]: error SPEC_NOT_DICT: a string, not a dictionary; skipped",
                 "Root.plist[4]: error KEY_EMPTY: PSTextFieldSpecifier has an empty Key",
-                "Root.plist[4]: warning DEFAULT_WRONG_TYPE: text field DefaultValue int 0 (expected a string)",
+                "Root.plist[4]: warning DEFAULT_WRONG_TYPE: text field DefaultValue integer 0 (expected a string)",
                 "Root.plist[5]: error VALUES_TITLES_LENGTH: 3 Values but 2 Titles",
                 "Root.plist[5]: warning DEFAULT_NOT_IN_VALUES: DefaultValue string \"Two\" is not among Values (1, 2, 3) "
                     + "(it is one of the Titles)",
-                "Root.plist[6]: warning VALUES_MIXED_TYPES: Values mix int, string: (0, 1, \"2\")",
+                "Root.plist[6]: warning VALUES_MIXED_TYPES: Values mix integer, string: (0, 1, \"2\")",
                 "Root.plist[6]: warning DEFAULT_WRONG_TYPE: DefaultValue string \"0\" matches a Value only as text; "
                     + "Values (0, 1, \"2\")",
                 "Root.plist[7]: warning SLIDER_DEFAULT_OUT_OF_RANGE: DefaultValue 20 is outside 0…10",
@@ -295,7 +295,7 @@ import Testing
                 "Root.plist[10]: info SPEC_KEY_NOT_FOR_TYPE: \"IsSecure\" is not documented for PSToggleSwitchSpecifier",
                 "Root.plist[10]: warning IDIOM_INVALID: SupportedUserInterfaceIdioms (\"Phone\", \"Watch\") is not a list of "
                     + "Phone and Pad",
-                "Root.plist[11]: warning KEY_WRONG_TYPE: Title is an int (7), not a string",
+                "Root.plist[11]: warning KEY_WRONG_TYPE: Title is an integer (7), not a string",
                 "Root.plist[12]: warning SPEC_UNKNOWN_TYPE: \"CustomSpecifier\" is not a type Settings knows; kept, not shown",
                 "Root.plist[13]: info SPEC_UNKNOWN_TYPE: \"IASKButtonSpecifier\" is not a type Settings knows; kept, not shown",
                 "Root.plist[14]: warning VALUES_EMPTY: Values is empty",
@@ -399,5 +399,25 @@ import Testing
         let loaded = try bundle.load()
         #expect(loaded.root == nil)
         #expect(loaded.findings == ["warning FILE_OUTSIDE_BUNDLE Root.plist", "error NO_ROOT Root.plist"])
+    }
+
+    /// A bundle's files are held to the limit every property-list reader has
+    /// (`PropertyListLimits.maximumFileBytes`): a table one byte larger is not read.
+    @Test func aFileOverThePropertyListLimitIsNotRead() throws {
+        let bundle = try TemporaryBundle()
+        try bundle.writePage("Root.plist", [Spec.toggle("warp", "Warp")], stringsTable: "Root")
+        try bundle.write("en.lproj/Root.strings", text: "")
+        let handle = try #require(FileHandle(forWritingAtPath: bundle.url.appendingPathComponent("en.lproj/Root.strings").path))
+        try handle.truncate(atOffset: UInt64(PropertyListLimits.maximumFileBytes + 1))
+        try handle.close()
+        let loaded = try bundle.load()
+        let tooLarge = loaded.diagnostics.filter { $0.code == .fileTooLarge }
+        #expect(
+            tooLarge.map(\.description) == [
+                "en.lproj/Root.strings: error FILE_TOO_LARGE: \(PropertyListLimits.maximumFileBytes + 1) bytes; "
+                    + "files above \(PropertyListLimits.maximumFileBytes) are not read"
+            ])
+        #expect(loaded.stringsFiles["en.lproj/Root.strings"] == nil)
+        #expect(loaded.defaults.app == ["warp": false])
     }
 }

@@ -269,4 +269,27 @@ import Testing
             try bundle.load().renderText(lookup: StoredValue.lookup(in: ["theme": "dark"], origin: "app"))
                 == "THEME\n    Light\n  ✓ Dark\n")
     }
+
+    /// A key declared twice has one bundle default, the later declaration's (what
+    /// `BundleDefaults` registers and the app reads): every row of the key shows it and resets to it.
+    @Test func everyRowOfAKeyDeclaredTwiceShowsTheDefaultTheBundleRegisters() throws {
+        let bundle = try TemporaryBundle()
+        try bundle.writePage("Root.plist", [Spec.toggle("warp", "Warp", default: false), Spec.child("More", file: "More")])
+        try bundle.writePage("More.plist", [Spec.toggle("warp", "Warp again", default: true)])
+        let loaded = try bundle.load()
+        #expect(loaded.defaults.app == ["warp": true])
+        #expect(loaded.defaults.location(of: "warp") == SpecifierLocation(file: "More.plist", index: 0))
+        #expect(loaded.findings.contains("warning KEY_DUPLICATE More.plist[0]"))
+        var rows: [PaneDescription.Row] = []
+        for file in ["Root.plist", "More.plist"] {
+            let pane = try #require(loaded.describe(pane: file, expandingChildren: false) { _, _ in nil })
+            rows += pane.sections.flatMap(\.rows).filter { $0.key == "warp" }
+        }
+        #expect(rows.map(\.location) == [SpecifierLocation(file: "Root.plist", index: 0), SpecifierLocation(file: "More.plist", index: 0)])
+        for row in rows {
+            #expect(row.value == CurrentValue(value: true, source: .bundleDefault), "\(row.location)")
+            #expect(row.defaultValue == true, "\(row.location)")
+            #expect(row.displayValue == "ON", "\(row.location)")
+        }
+    }
 }

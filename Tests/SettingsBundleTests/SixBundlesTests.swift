@@ -180,7 +180,7 @@ import Testing
             .atLeast(.warning)
         #expect(
             tree.map(\.description) == [
-                "Advanced.plist[9]: warning DEFAULT_WRONG_TYPE: toggle DefaultValue string \"NO\" (expected a bool; "
+                "Advanced.plist[9]: warning DEFAULT_WRONG_TYPE: toggle DefaultValue string \"NO\" (expected a boolean; "
                     + "Settings shows it OFF)",
                 "Advanced.plist[13]: error SPEC_MISSING_DEFAULTVALUE: PSToggleSwitchSpecifier without DefaultValue "
                     + "(Key \"rememberCredentials\")",
@@ -194,7 +194,7 @@ import Testing
             ])
         #expect(unknown.prefix(10).allSatisfy { $0.severity == .info })
 
-        // switchOther stores int 1/2; its default true equals TrueValue 1, so it shows ON.
+        // switchOther stores integer 1/2; its default true equals TrueValue 1, so it shows ON.
         let rows = try #require(bundle.describe { _, _ in nil }).sections.flatMap(\.rows)
         let advancedPane = try #require(
             rows.compactMap { row -> PaneDescription? in

@@ -53,6 +53,18 @@ import Testing
         }
     }
 
+    /// Whether a table is XML is told as DefaultsCore tells it for every property list: text
+    /// that starts with `<` may still be old-style (its data is written `<0fbd>`).
+    @Test func oldStyleDataIsNotTakenForXML() {
+        let (file, diagnostics) = Self.read("<0fbd>")
+        #expect(file.format == .text(.utf8))
+        #expect(file.entries == nil)
+        #expect(
+            diagnostics.map(\.description) == [
+                "en.lproj/Root.strings: error STRINGS_NOT_DICT: the top level is data, not a dictionary; the whole table is ignored"
+            ])
+    }
+
     @Test func escapesQuotesAndUnquotedStrings() {
         let text = #"""
             "quote" = "say \"hi\"";

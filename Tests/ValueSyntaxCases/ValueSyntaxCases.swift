@@ -14,11 +14,12 @@ public enum ValueSyntaxCases {
         ("yes please", nil, nil), ("01", nil, nil),
     ]
 
-    /// Data typed as text, and the bytes it stands for (nil: refused).
+    /// Data typed as text, and the bytes it stands for (nil: refused). An odd number of digits
+    /// is refused, as macOS's `defaults write -data` and old-style `<…>` refuse it.
     public static let hexData: [(text: String, bytes: [UInt8]?)] = [
         ("48656c6c6f", Array("Hello".utf8)), ("48656C6C6F", Array("Hello".utf8)), ("<48656c6c6f>", Array("Hello".utf8)),
-        ("<48 65 6c 6c 6f>", Array("Hello".utf8)), ("abc", [0x0a, 0xbc]), ("", []), ("<>", []),
-        ("0x48", nil), ("zz", nil), ("SGVsbG8=", nil),
+        ("<48 65 6c 6c 6f>", Array("Hello".utf8)), ("4 8\t65\n", [0x48, 0x65]), ("", []), ("<>", []),
+        ("abc", nil), ("<abc>", nil), ("0x48", nil), ("zz", nil), ("SGVsbG8=", nil), ("\u{FF14}\u{FF18}", nil),
     ]
 
     /// Strings whose `NSString.boolValue` the client's `bool(forKey:)` and Settings' switches

@@ -44,19 +44,20 @@ enum Requests {
     static func edit(_ edit: Edit, domain: DomainName) -> [UInt8] {
         line { writer in
             switch edit {
-            case .changes(let changes) where changes.count == 1:
-                let (key, value) = changes.onlyChange!
-                writer.operation(value == nil ? .remove : .set)
-                writer.domain(domain)
-                writer.key("key"); writer.string(key)
-                if let value { writer.key("value"); writer.value(value) }
             case .changes(let changes):
-                writer.operation(.apply)
-                writer.domain(domain)
-                writer.key("set"); writer.dictionary(changes.changes.compactMapValues { $0 })
-                writer.key("remove"); writer.beginArray()
-                for key in changes.compactMap({ $0.value == nil ? $0.key : nil }).sorted() { writer.string(key) }
-                writer.endArray()
+                if case let (key, value)? = changes.onlyChange {
+                    writer.operation(value == nil ? .remove : .set)
+                    writer.domain(domain)
+                    writer.key("key"); writer.string(key)
+                    if let value { writer.key("value"); writer.value(value) }
+                } else {
+                    writer.operation(.apply)
+                    writer.domain(domain)
+                    writer.key("set"); writer.dictionary(changes.changes.compactMapValues { $0 })
+                    writer.key("remove"); writer.beginArray()
+                    for key in changes.compactMap({ $0.value == nil ? $0.key : nil }).sorted() { writer.string(key) }
+                    writer.endArray()
+                }
             case .replace(let values) where values.isEmpty:
                 writer.operation(.deleteDomain)
                 writer.domain(domain)

@@ -91,9 +91,11 @@ extension CacheState {
 
     /// Asks the connection to load (get and subscribe to) a domain, once.
     mutating func requestLoad(_ domain: DomainName) {
-        if domains[domain] == nil { domains[domain] = DomainCache() }
-        guard !domains[domain]!.requested else { return }
-        domains[domain]!.requested = true
+        let requestedBefore = modify(domain) { cache in
+            defer { cache.requested = true }
+            return cache.requested
+        }
+        guard !requestedBefore else { return }
         outbox.append(.load(domain))
     }
 
@@ -153,7 +155,8 @@ extension CacheState {
         }
         guard !byOrigin.isEmpty else { return [] }
         var deliveries: [Delivery] = []
-        for (origin, keys) in byOrigin.sorted(by: { $0.value.sorted().first! < $1.value.sorted().first! }) {
+        // By each origin's first key; every set holds a key, as each was made by inserting one.
+        for (origin, keys) in byOrigin.sorted(by: { ($0.value.min() ?? "") < ($1.value.min() ?? "") }) {
             deliveries += propagate(keys, of: domain, origin: origin)
         }
         return deliveries
@@ -178,7 +181,6 @@ extension CacheState {
     // MARK: -
 
     mutating func modify<R>(_ domain: DomainName, _ body: (inout DomainCache) -> R) -> R {
-        if domains[domain] == nil { domains[domain] = DomainCache() }
-        return body(&domains[domain]!)
+        body(&domains[domain, default: DomainCache()])
     }
 }

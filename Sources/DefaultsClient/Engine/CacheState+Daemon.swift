@@ -73,7 +73,7 @@ extension CacheState {
         }
         let keys = Set(old.keys).union(values.keys).filter { old[$0] != values[$0] }
         guard !keys.isEmpty, domain != .global else { return [] }
-        let announce = domains[domain]!.loaded || domains[domain]!.servedBeforeLoad
+        let announce = domains[domain].map { $0.loaded || $0.servedBeforeLoad } ?? false
         var deliveries: [Delivery] = []
         for record in views.values where record.includes(domain) {
             let values = refreshResolved(keys, of: record)

@@ -77,7 +77,8 @@ struct DomainCache {
         switch write.edit {
         case .changes(let changes):
             for (key, _) in changes {
-                let count = pendingCounts[key]! - 1
+                guard let counted = pendingCounts[key] else { continue }
+                let count = counted - 1
                 if count == 0 {
                     pendingCounts[key] = nil
                     newest[key] = nil

@@ -34,17 +34,15 @@ final class DefaultsView: Sendable {
         var keyCalls: [(@Sendable (PlistValue?) -> Void, PlistValue?)] = []
         observers.withLock { registry in
             if delivery.change != nil {
-                for id in registry.changeObservers.keys.sorted() {
-                    let observer = registry.changeObservers[id]!
+                for (_, observer) in registry.changeObservers.sorted(by: { $0.key < $1.key }) {
                     if observer.since < delivery.sequence { changeHandlers.append(observer.handler) }
                 }
             }
             guard !delivery.values.isEmpty else { return }
-            for id in registry.keyObservers.keys.sorted() {
-                let observer = registry.keyObservers[id]!
+            for (id, observer) in registry.keyObservers.sorted(by: { $0.key < $1.key }) {
                 guard observer.since < delivery.sequence, let value = delivery.values[observer.key] else { continue }
                 if observer.last.map({ $0 != value }) ?? true {
-                    registry.keyObservers[id]!.last = .some(value)
+                    registry.keyObservers[id]?.last = .some(value)
                     keyCalls.append((observer.handler, value))
                 }
             }
@@ -68,9 +66,9 @@ final class DefaultsView: Sendable {
     /// queued at registration, so before any later change).
     func deliverInitial(_ value: PlistValue?, to id: Int) {
         let handler: (@Sendable (PlistValue?) -> Void)? = observers.withLock { registry in
-            guard registry.keyObservers[id] != nil, registry.keyObservers[id]!.last == nil else { return nil }
-            registry.keyObservers[id]!.last = .some(value)
-            return registry.keyObservers[id]!.handler
+            guard let observer = registry.keyObservers[id], observer.last == nil else { return nil }
+            registry.keyObservers[id]?.last = .some(value)
+            return observer.handler
         }
         handler?(value)
     }

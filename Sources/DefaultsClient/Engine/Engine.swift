@@ -74,9 +74,10 @@ final class Engine: Sendable {
     func updateSearchList(of view: DefaultsView, _ change: @escaping (inout SearchList) -> Void) {
         perform { state in
             let id = ObjectIdentifier(view)
-            guard state.views[id] != nil else { return ((), []) }
-            change(&state.views[id]!.searchList)
-            for domain in state.views[id]!.searchList.storedDomains { state.requestLoad(domain) }
+            guard var searchList = state.views[id]?.searchList else { return ((), []) }
+            change(&searchList)
+            state.views[id]?.searchList = searchList
+            for domain in searchList.storedDomains { state.requestLoad(domain) }
             return ((), state.rebuild(id).map { [$0] } ?? [])
         }
     }
@@ -196,8 +197,8 @@ extension CacheState {
             registration = values ?? [:]
             return propagate(changed, domain: name, origin: .local, notify: true) { _ in true }
         }
-        let old = views[id]!.volatile[name] ?? [:]
-        views[id]!.volatile[name] = values
+        let old = views[id]?.volatile[name] ?? [:]
+        views[id]?.volatile[name] = values
         let changed = Set(old.keys).union(values?.keys ?? [:].keys)
         if name == SharedDefaults.argumentDomain {
             return propagate(changed, domain: name, origin: .local, notify: true) { $0.view === view }

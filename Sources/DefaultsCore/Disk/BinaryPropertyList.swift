@@ -275,10 +275,10 @@ public enum BinaryPropertyList {
                 return index
             case .dictionary(let members):
                 let index = append(.bytes([]))
-                let keys = members.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) })
-                let keyReferences = keys.map { add(.string($0)) }
-                let valueReferences = keys.map { add(members[$0]!) }
-                objects[index] = .container(header: Writer.header(0xD0, keys.count), references: keyReferences + valueReferences)
+                let sorted = members.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) })
+                let keyReferences = sorted.map { add(.string($0.key)) }
+                let valueReferences = sorted.map { add($0.value) }
+                objects[index] = .container(header: Writer.header(0xD0, sorted.count), references: keyReferences + valueReferences)
                 return index
             }
         }

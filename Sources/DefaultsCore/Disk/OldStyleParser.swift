@@ -89,7 +89,8 @@ package struct OldStyleParser {
         return low + 1
     }
 
-    private static func isWhitespace(_ unit: UInt16) -> Bool {
+    /// The grammar's white space, which data's hexadecimal digits may also hold.
+    static func isWhitespace(_ unit: UInt16) -> Bool {
         (0x09...0x0D).contains(unit) || unit == 0x20 || unit == 0x2028 || unit == 0x2029
     }
 
@@ -102,15 +103,6 @@ package struct OldStyleParser {
         switch unit {
         case 0x41...0x5A, 0x61...0x7A, 0x30...0x39, 0x5F, 0x24, 0x2F, 0x3A, 0x2E, 0x2D: true
         default: false
-        }
-    }
-
-    private static func hexValue(_ unit: UInt16) -> UInt16? {
-        switch unit {
-        case 0x30...0x39: unit - 0x30
-        case 0x41...0x46: unit - 0x41 + 10
-        case 0x61...0x66: unit - 0x61 + 10
-        default: nil
         }
     }
 
@@ -289,8 +281,8 @@ package struct OldStyleParser {
             case 0x55:  // U
                 var value: UInt16 = 0
                 for _ in 0..<4 {
-                    guard position < units.count, let digit = Self.hexValue(units[position]) else { break }
-                    value = value &* 16 &+ digit
+                    guard position < units.count, let digit = ValueSyntax.HexDigits.value(of: units[position]) else { break }
+                    value = value &* 16 &+ UInt16(digit)
                     position += 1
                 }
                 result.append(value)
@@ -311,29 +303,25 @@ package struct OldStyleParser {
         return String(decoding: result, as: UTF16.self)
     }
 
+    /// `<…>`: hexadecimal digits, read by ``ValueSyntax/HexDigits`` as typed data is, so an odd
+    /// number of digits is refused here as CoreFoundation refuses it.
     private mutating func data(openedAt start: Int) throws(Failure) -> PlistValue {
         position += 1
-        var bytes: [UInt8] = []
-        var high: UInt16?
+        var digits = ValueSyntax.HexDigits()
         while position < units.count && units[position] != 0x3E {
-            let unit = units[position]
+            guard digits.take(units[position]) else {
+                throw Failure(message: "invalid character \(Self.describe(units[position])) in data", line: line(at: position))
+            }
             position += 1
-            if Self.isWhitespace(unit) { continue }
-            guard let digit = Self.hexValue(unit) else {
-                throw Failure(message: "invalid character \(Self.describe(unit)) in data", line: line(at: position - 1))
-            }
-            if let first = high {
-                bytes.append(UInt8(first * 16 + digit))
-                high = nil
-            } else {
-                high = digit
-            }
         }
-        guard position < units.count, high == nil else {
+        guard position < units.count else {
             throw Failure(message: "malformed data opened on line \(line(at: start))", line: line(at: start))
         }
+        guard digits.isWhole else {
+            throw Failure(message: "an odd number of hexadecimal digits in the data opened on line \(line(at: start))", line: line(at: start))
+        }
         position += 1
-        return .data(.init(bytes))
+        return .data(Data(digits.bytes))
     }
 
     private static func describe(_ unit: UInt16) -> String {

@@ -57,7 +57,7 @@ public enum PropertyListFile {
 
     /// XML when the first thing after whitespace is a declaration, a comment, a DOCTYPE or a
     /// plist element; old-style text otherwise (its data, `<0fbd>`, starts with `<` too).
-    static func looksLikeXML(_ bytes: [UInt8]) -> Bool {
+    package static func looksLikeXML(_ bytes: [UInt8]) -> Bool {
         var index = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
         while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x09 || bytes[index] == 0x0A || bytes[index] == 0x0D {
             index += 1
@@ -65,8 +65,7 @@ public enum PropertyListFile {
         guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "<") else { return false }
         if bytes[index + 1] == UInt8(ascii: "?") || bytes[index + 1] == UInt8(ascii: "!") { return true }
         let name = bytes[(index + 1)...].prefix { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) }
-        return ["plist", "dict", "array", "string", "integer", "real", "true", "false", "date", "data", "key"]
-            .contains(String(decoding: name, as: UTF8.self))
+        return XMLPropertyList.Element(rawValue: String(decoding: name, as: UTF8.self)) != nil
             && index + 1 + name.count < bytes.count && !isHexDigit(bytes[index + 1 + name.count])
     }
 

@@ -7,8 +7,9 @@ public enum PropertyListLimits {
     /// real preferences nest a few levels.
     public static let maximumDepth = 512
 
-    /// The largest property-list file read: four times the default domain limit, for XML's
-    /// markup. A larger file (or one that is not a regular file) is refused before it is read.
+    /// The largest property-list file read, a domain's or a Settings bundle's page or `.strings`
+    /// table: four times the default domain limit, for XML's markup. A larger file (or one that is
+    /// not a regular file) is refused before it is read.
     public static let maximumFileBytes = 16 << 20
 
     /// The most that `inputBytes` of a binary property list may decode to, in bytes of content

@@ -13,6 +13,13 @@ import FoundationEssentials
 /// try XMLPropertyList.decode(bytes)   // .dictionary(["warpFactor": .real(1)]), not .integer(1)
 /// ```
 public enum XMLPropertyList {
+    /// The format's elements, named once for the reader, the writer and ``PropertyListFile``'s
+    /// test of whether text is XML at all.
+    enum Element: String, CaseIterable {
+        case plist, dict, key, array, string, integer, real, date, data
+        case trueBoolean = "true", falseBoolean = "false"
+    }
+
     // MARK: - Reading
 
     /// Reads an XML property list of any root type.
@@ -41,13 +48,13 @@ public enum XMLPropertyList {
             try skipMisc()
             guard let tag = try openTag() else { throw failure("no element") }
             let value: PlistValue
-            if tag.name == "plist" {
+            if tag.name == Element.plist.rawValue {
                 guard !tag.isEmpty else { throw failure("an empty <plist/>") }
                 try skipMisc()
                 guard let inner = try openTag() else { throw failure("<plist> holds no value") }
                 value = try self.value(inner)
                 try skipMisc()
-                try closeTag("plist")
+                try closeTag(Element.plist.rawValue)
             } else {
                 value = try self.value(tag)
             }
@@ -212,25 +219,26 @@ public enum XMLPropertyList {
         }
 
         mutating func value(_ tag: Tag) throws(DefaultsError) -> PlistValue {
-            switch tag.name {
-            case "dict": return try dictionary(tag)
-            case "array": return try array(tag)
-            case "string": return .string(try text(of: tag))
-            case "true", "false":
+            guard let element = Element(rawValue: tag.name) else { throw failure("the unknown element <\(tag.name)>") }
+            switch element {
+            case .dict: return try dictionary(tag)
+            case .array: return try array(tag)
+            case .string: return .string(try text(of: tag))
+            case .trueBoolean, .falseBoolean:
                 if !tag.isEmpty { try skipMisc(); try closeTag(tag.name) }
-                return .bool(tag.name == "true")
-            case "integer": return .integer(try integer(try text(of: tag)))
-            case "real": return .real(try real(try text(of: tag)))
-            case "date":
+                return .bool(element == .trueBoolean)
+            case .integer: return .integer(try integer(try text(of: tag)))
+            case .real: return .real(try real(try text(of: tag)))
+            case .date:
                 let text = try text(of: tag).trimmingSpaces
                 guard let date = RFC3339.parse(text) else { throw failure("the date \"\(text)\"") }
                 return .date(date)
-            case "data":
+            case .data:
                 let text = try text(of: tag).filter { !$0.isWhitespace }
                 guard let data = Data(base64Encoded: text) else { throw failure("<data> that is not base64") }
                 return .data(data)
-            default:
-                throw failure("the unknown element <\(tag.name)>")
+            case .plist, .key:
+                throw failure("<\(tag.name)> where a value belongs")
             }
         }
 
@@ -250,7 +258,7 @@ public enum XMLPropertyList {
                     guard let element = try reader.openTag() else { break }
                     elements.append(try reader.value(element))
                 }
-                try reader.closeTag("array")
+                try reader.closeTag(Element.array.rawValue)
                 return .array(elements)
             }
         }
@@ -262,14 +270,14 @@ public enum XMLPropertyList {
                 while true {
                     try reader.skipMisc()
                     guard let keyTag = try reader.openTag() else { break }
-                    guard keyTag.name == "key" else { throw reader.failure("<\(keyTag.name)> where a <key> belongs") }
+                    guard keyTag.name == Element.key.rawValue else { throw reader.failure("<\(keyTag.name)> where a <key> belongs") }
                     let key = try reader.text(of: keyTag)
                     try reader.skipMisc()
                     guard let valueTag = try reader.openTag() else { throw reader.failure("the key \"\(key)\" has no value") }
                     // As CoreFoundation: a repeated key keeps the last value.
                     members[key] = try reader.value(valueTag)
                 }
-                try reader.closeTag("dict")
+                try reader.closeTag(Element.dict.rawValue)
                 return .dictionary(members)
             }
         }
@@ -325,40 +333,43 @@ public enum XMLPropertyList {
 
             """.utf8)
         write(value, level: 0, into: &out)
-        out += Array("</plist>\n".utf8)
+        out += Array("</\(Element.plist.rawValue)>\n".utf8)
         return out
     }
 
     private static func write(_ value: PlistValue, level: Int, into out: inout [UInt8]) {
         func indent(_ level: Int) { out += repeatElement(UInt8(ascii: "\t"), count: level) }
         func line(_ text: String) { indent(level); out += Array(text.utf8); out.append(0x0A) }
-        func element(_ name: String, _ text: String) { line("<\(name)>\(text)</\(name)>") }
+        func open(_ name: Element) { line("<\(name.rawValue)>") }
+        func close(_ name: Element) { line("</\(name.rawValue)>") }
+        func empty(_ name: Element) { line("<\(name.rawValue)/>") }
+        func element(_ name: Element, _ text: String) { line("<\(name.rawValue)>\(text)</\(name.rawValue)>") }
         switch value {
-        case .string(let string): element("string", escaped(string))
-        case .integer(let integer): element("integer", String(integer))
-        case .real(let real): element("real", text(of: real))
-        case .bool(let flag): line(flag ? "<true/>" : "<false/>")
+        case .string(let string): element(.string, escaped(string))
+        case .integer(let integer): element(.integer, String(integer))
+        case .real(let real): element(.real, text(of: real))
+        case .bool(let flag): empty(flag ? .trueBoolean : .falseBoolean)
         case .date(let date):
             // Whole seconds, as CoreFoundation writes them; a binary file keeps the fraction.
-            element("date", RFC3339.format(Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down))))
+            element(.date, RFC3339.format(Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down))))
         case .data(let data):
-            line("<data>")
+            open(.data)
             line(data.base64EncodedString())
-            line("</data>")
+            close(.data)
         case .array(let elements):
-            guard !elements.isEmpty else { return line("<array/>") }
-            line("<array>")
+            guard !elements.isEmpty else { return empty(.array) }
+            open(.array)
             for element in elements { write(element, level: level + 1, into: &out) }
-            line("</array>")
+            close(.array)
         case .dictionary(let members):
-            guard !members.isEmpty else { return line("<dict/>") }
-            line("<dict>")
-            for key in members.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+            guard !members.isEmpty else { return empty(.dict) }
+            open(.dict)
+            for (key, member) in members.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
                 indent(level + 1)
-                out += Array("<key>\(escaped(key))</key>\n".utf8)
-                write(members[key]!, level: level + 1, into: &out)
+                out += Array("<\(Element.key.rawValue)>\(escaped(key))</\(Element.key.rawValue)>\n".utf8)
+                write(member, level: level + 1, into: &out)
             }
-            line("</dict>")
+            close(.dict)
         }
     }
 

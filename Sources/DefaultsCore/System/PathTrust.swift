@@ -109,7 +109,7 @@ public struct PathTrust: Sendable {
         return withUnsafeTemporaryAllocation(of: CChar.self, capacity: 65_536) { buffer in
             var group = Glibc.group()
             var found: UnsafeMutablePointer<Glibc.group>?
-            guard getgrgid_r(gid, &group, buffer.baseAddress!, buffer.count, &found) == 0, found != nil,
+            guard let storage = buffer.baseAddress, getgrgid_r(gid, &group, storage, buffer.count, &found) == 0, found != nil,
                 let groupName = group.gr_name, String(cString: groupName) == name
             else { return false }
             var member = group.gr_mem
@@ -126,7 +126,8 @@ public struct PathTrust: Sendable {
         withUnsafeTemporaryAllocation(of: CChar.self, capacity: 16_384) { buffer in
             var user = passwd()
             var found: UnsafeMutablePointer<passwd>?
-            guard getpwuid_r(uid, &user, buffer.baseAddress!, buffer.count, &found) == 0, found != nil, user.pw_gid == gid,
+            guard let storage = buffer.baseAddress, getpwuid_r(uid, &user, storage, buffer.count, &found) == 0, found != nil,
+                user.pw_gid == gid,
                 let name = user.pw_name
             else { return nil }
             return String(cString: name)

@@ -22,19 +22,53 @@ public enum PlistValue: Sendable, Hashable {
     /// A dictionary with string keys.
     case dictionary([String: PlistValue])
 
-    /// The property-list type name, as `defaults read-type` and error messages say it.
-    public var typeName: String {
+    /// The value's type.
+    public var plistType: PlistType {
         switch self {
-        case .string: "string"
-        case .integer: "integer"
-        case .real: "real"
-        case .bool: "boolean"
-        case .date: "date"
-        case .data: "data"
-        case .array: "array"
-        case .dictionary: "dictionary"
+        case .string: .string
+        case .integer: .integer
+        case .real: .real
+        case .bool: .boolean
+        case .date: .date
+        case .data: .data
+        case .array: .array
+        case .dictionary: .dictionary
         }
     }
+
+    /// The name of the value's type (``PlistType/name``).
+    public var typeName: String { plistType.name }
+}
+
+/// The eight property-list types, and the one set of names every message gives them: a Settings
+/// bundle's diagnostics, errors, and `defaults read-type` (which says `float` for a real, as
+/// macOS's does; `DefaultsTool` keeps that one difference). They are the names of Apple's
+/// property-list documentation: `boolean`, `integer`, `dictionary`, never `bool`, `int`, `dict`
+/// (docs/VALUES.md). The wire has no type names: JSON's own types and the `$date`, `$data` and
+/// `$dict` tags (``WireValue``).
+///
+/// ```swift
+/// PlistValue.bool(true).plistType.name          // "boolean"
+/// PlistType.integer.nameWithArticle             // "an integer"
+/// PlistType(rawValue: "dictionary")             // .dictionary
+/// ```
+public enum PlistType: String, Sendable, Hashable, CaseIterable {
+    case string, integer, real, boolean, date, data, array, dictionary
+
+    /// The type's name.
+    public var name: String { rawValue }
+
+    /// The name in a sentence: `a string`, `an integer`, `an array`, `data`.
+    public var nameWithArticle: String {
+        switch self {
+        case .data: name
+        case .integer, .array: "an \(name)"
+        case .string, .real, .boolean, .date, .dictionary: "a \(name)"
+        }
+    }
+
+    /// Array and dictionary: the types whose values hold other values.
+    public var isContainer: Bool { self == .array || self == .dictionary }
 }
 
 extension PlistValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,

@@ -73,18 +73,54 @@ public enum ValueSyntax {
     }
 
     /// Data typed as hexadecimal digits, as `defaults` and old-style property lists write it:
-    /// optionally inside `<` `>`, with white space anywhere, no `0x`. An odd count makes the
-    /// first digit a byte of its own.
+    /// optionally inside `<` `>`, white space anywhere, no `0x`, an even number of digits (as
+    /// macOS's `defaults write -data` and CoreFoundation's `<…>` require).
     public static func data(fromHex text: String) throws(ValueSyntaxError) -> Data {
         var body = Substring(SystemText.trimmingWhitespace(text))
         if body.hasPrefix("<") && body.hasSuffix(">") && body.count >= 2 { body = body.dropFirst().dropLast() }
-        var nibbles: [UInt8] = []
-        for character in body where !character.isWhitespace {
-            guard let value = character.hexDigitValue else { throw ValueSyntaxError(text: text, expected: "hexadecimal digits without 0x") }
-            nibbles.append(UInt8(value))
+        var digits = HexDigits()
+        for unit in body.utf16 {
+            guard digits.take(unit) else { throw ValueSyntaxError(text: text, expected: "hexadecimal digits without 0x") }
         }
-        if nibbles.count % 2 == 1 { nibbles.insert(0, at: 0) }
-        return Data(stride(from: 0, to: nibbles.count, by: 2).map { nibbles[$0] << 4 | nibbles[$0 + 1] })
+        guard digits.isWhole else { throw ValueSyntaxError(text: text, expected: "an even number of hexadecimal digits") }
+        return Data(digits.bytes)
+    }
+
+    /// The one reader of data written as hexadecimal digits, fed a UTF-16 unit at a time: by
+    /// ``data(fromHex:)`` and by the old-style property-list parser for `<…>`. Digits are ASCII
+    /// (`0-9`, `a-f`, `A-F`), two to a byte; white space, as the old-style grammar has it, may
+    /// stand anywhere, even between the two digits of a byte.
+    package struct HexDigits {
+        package private(set) var bytes: [UInt8] = []
+        private var highNibble: UInt8?
+
+        package init() {}
+
+        /// Takes a digit or white space; false, taking nothing, for any other unit.
+        package mutating func take(_ unit: UInt16) -> Bool {
+            if OldStyleParser.isWhitespace(unit) { return true }
+            guard let nibble = Self.value(of: unit) else { return false }
+            if let high = highNibble {
+                bytes.append(high << 4 | nibble)
+                highNibble = nil
+            } else {
+                highNibble = nibble
+            }
+            return true
+        }
+
+        /// False after an odd number of digits: the last byte has only half its digits.
+        package var isWhole: Bool { highNibble == nil }
+
+        /// The value of one hexadecimal digit; nil for any other unit.
+        package static func value(of unit: UInt16) -> UInt8? {
+            switch unit {
+            case 0x30...0x39: UInt8(unit - 0x30)
+            case 0x41...0x46: UInt8(unit - 0x41 + 10)
+            case 0x61...0x66: UInt8(unit - 0x61 + 10)
+            default: nil
+            }
+        }
     }
 
     /// Data as hexadecimal digits, lowercase, no separators: the text form `data(fromHex:)` reads.

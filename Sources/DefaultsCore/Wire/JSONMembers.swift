@@ -175,8 +175,10 @@ public struct JSONMembers: Sendable, Equatable {
 
     private func matches(_ span: Span, _ wanted: UnsafeRawBufferPointer) -> Bool {
         if span.nameIsPlain {
-            return span.name.count - 2 == wanted.count
-                && memcmp(bytes.baseAddress! + span.name.lowerBound + 1, wanted.baseAddress!, wanted.count) == 0
+            guard span.name.count - 2 == wanted.count else { return false }
+            // Only an empty buffer lacks an address: then the names match only if both are empty.
+            guard let line = bytes.baseAddress, let name = wanted.baseAddress else { return wanted.isEmpty }
+            return memcmp(line + span.name.lowerBound + 1, name, wanted.count) == 0
         }
         guard case .string(let decoded) = decode(span.name, kind: .other) else { return false }
         return decoded.utf8.elementsEqual(wanted)

@@ -28,17 +28,34 @@ public struct JSONParser: ~Copyable {
     public static let maximumDepth = 512
 
     private let bytes: UnsafeRawBufferPointer
+    /// The deepest nesting taken: ``maximumDepth`` for what comes from outside.
+    private let depthLimit: Int
     private var index = 0
     private var depth = 0
 
-    private init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+    private init(_ bytes: UnsafeRawBufferPointer, depthLimit: Int = JSONParser.maximumDepth) {
+        self.bytes = bytes
+        self.depthLimit = depthLimit
+    }
 
     public static func parse(_ bytes: UnsafeRawBufferPointer) throws(JSONParseError) -> JSON {
         var parser = JSONParser(bytes)
-        parser.skipWhitespace()
-        let value = try parser.parseValue()
-        parser.skipWhitespace()
-        if parser.index != bytes.count { throw parser.error("unexpected data after the JSON value") }
+        return try parser.parseWhole()
+    }
+
+    /// Reads back what ``JSONWriter`` wrote here, at whatever depth: the value it was written
+    /// from was already held that deep, so no nesting limit applies (``WireValue/json(_:)``).
+    static func parseWritten(_ bytes: UnsafeRawBufferPointer) throws(JSONParseError) -> JSON {
+        var parser = JSONParser(bytes, depthLimit: .max)
+        return try parser.parseWhole()
+    }
+
+    /// One value and nothing after it but white space.
+    private mutating func parseWhole() throws(JSONParseError) -> JSON {
+        skipWhitespace()
+        let value = try parseValue()
+        skipWhitespace()
+        if index != bytes.count { throw error("unexpected data after the JSON value") }
         return value
     }
 
@@ -202,7 +219,7 @@ public struct JSONParser: ~Copyable {
 
     private mutating func enter() throws(JSONParseError) {
         depth += 1
-        if depth > JSONParser.maximumDepth { throw error("nesting deeper than \(JSONParser.maximumDepth)") }
+        if depth > depthLimit { throw error("nesting deeper than \(depthLimit)") }
     }
 
     private mutating func expectLiteral(_ literal: StaticString) throws(JSONParseError) {
@@ -375,7 +392,8 @@ public struct JSONParser: ~Copyable {
             let low = try parseHex4()
             guard (0xDC00...0xDFFF).contains(low) else { throw error("invalid surrogate pair") }
             let value = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)
-            return Unicode.Scalar(value)!
+            guard let scalar = Unicode.Scalar(value) else { throw error("invalid surrogate pair") }
+            return scalar
         }
         guard let scalar = Unicode.Scalar(high) else { throw error("lone surrogate in \\u escape") }
         return scalar

@@ -120,7 +120,8 @@ public struct JSONWriter: ~Copyable, @unchecked Sendable {
         }
     }
 
-    /// Writes a property-list value in the wire mapping of ``WireValue``.
+    /// Writes a property-list value in the wire mapping of ``WireValue``: the one encoder of that
+    /// mapping (``WireValue/json(_:)`` reads back what it writes).
     public mutating func value(_ value: PlistValue) {
         switch value {
         case .string(let s): string(s)
@@ -136,7 +137,7 @@ public struct JSONWriter: ~Copyable, @unchecked Sendable {
             for element in elements { self.value(element) }
             endArray()
         case .dictionary(let members):
-            let wrap = members.count == 1 && members.keys.first!.hasPrefix("$")
+            let wrap = WireValue.isTag(keys: members.keys)
             if wrap { beginObject(); key(literal: "$dict") }
             dictionary(members)
             if wrap { endObject() }
@@ -147,8 +148,10 @@ public struct JSONWriter: ~Copyable, @unchecked Sendable {
     public mutating func dictionary(_ members: [String: PlistValue]) {
         beginObject()
         for key in members.keys.sorted() {
+            // Every key is the dictionary's own, so each finds its value.
+            guard let member = members[key] else { continue }
             self.key(key)
-            value(members[key]!)
+            value(member)
         }
         endObject()
     }
@@ -177,6 +180,12 @@ public struct JSONWriter: ~Copyable, @unchecked Sendable {
     @inlinable public mutating func removeAll() {
         written = 0
         needsComma = false
+    }
+
+    /// The number of bytes `string` takes once written by ``string(_:)``: its quotes, and each
+    /// byte as itself or escaped.
+    static func quotedLength(of string: String) -> Int {
+        string.utf8.reduce(2) { $0 + writtenLength(of: $1) }
     }
 
     /// The number of bytes `value` takes in decimal, sign included.
@@ -267,7 +276,7 @@ public struct JSONWriter: ~Copyable, @unchecked Sendable {
         to[0] = UInt8(ascii: "\"")
         for offset in 0..<length {
             let byte = utf8[offset]
-            if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return false }
+            if JSONWriter.needsEscape(byte) { return false }
             to[offset &+ 1] = byte
         }
         to[length &+ 1] = UInt8(ascii: "\"")
@@ -278,19 +287,45 @@ public struct JSONWriter: ~Copyable, @unchecked Sendable {
     private mutating func appendEscapedQuoted(_ string: String) {
         put(UInt8(ascii: "\""))
         for byte in string.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): put("\\\"")
-            case UInt8(ascii: "\\"): put("\\\\")
-            case 0x0A: put("\\n")
-            case 0x0D: put("\\r")
-            case 0x09: put("\\t")
-            case 0..<0x20:
-                put("\\u00")
+            guard JSONWriter.needsEscape(byte) else {
+                put(byte)
+                continue
+            }
+            put(UInt8(ascii: "\\"))
+            if let letter = JSONWriter.escapeLetter(of: byte) {
+                put(letter)
+            } else {
+                put("u00")
                 put(JSONWriter.hexDigits.utf8Start[Int(byte >> 4)])
                 put(JSONWriter.hexDigits.utf8Start[Int(byte & 0xF)])
-            default: put(byte)
             }
         }
         put(UInt8(ascii: "\""))
+    }
+
+    // MARK: - Escapes, the one rule for writing a string and for sizing it
+
+    /// A quote, a backslash and every control character are escaped inside a string.
+    @inline(__always) static func needsEscape(_ byte: UInt8) -> Bool {
+        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
+    }
+
+    /// The letter after the backslash of a two-byte escape (`\"`, `\\`, `\n`, `\r`, `\t`); nil
+    /// for the other control characters, written `\u00XX`.
+    static func escapeLetter(of byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "\""): UInt8(ascii: "\"")
+        case UInt8(ascii: "\\"): UInt8(ascii: "\\")
+        case 0x0A: UInt8(ascii: "n")
+        case 0x0D: UInt8(ascii: "r")
+        case 0x09: UInt8(ascii: "t")
+        default: nil
+        }
+    }
+
+    /// The bytes one byte of a string takes once written: itself, a two-byte escape or `\u00XX`.
+    static func writtenLength(of byte: UInt8) -> Int {
+        guard needsEscape(byte) else { return 1 }
+        return escapeLetter(of: byte) == nil ? 6 : 2
     }
 }

@@ -32,7 +32,12 @@ public enum OperationName: String, CaseIterable, Sendable {
     /// about as much code as parsing the whole line.
     init?(utf8 text: UnsafeRawBufferPointer) {
         for (name, utf8) in OperationName.namesUTF8 where utf8.count == text.count {
-            if utf8.withUnsafeBytes({ memcmp($0.baseAddress!, text.baseAddress!, text.count) }) == 0 {
+            let same = utf8.withUnsafeBytes { known in
+                // Only an empty buffer lacks an address, and the counts are equal: both are empty.
+                guard let knownStart = known.baseAddress, let textStart = text.baseAddress else { return true }
+                return memcmp(knownStart, textStart, text.count) == 0
+            }
+            if same {
                 self = name
                 return
             }

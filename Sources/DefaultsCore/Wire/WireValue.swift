@@ -31,7 +31,7 @@ public enum WireValue {
             for element in elements { result.append(try decode(element)) }
             return .array(result)
         case .object(let members):
-            if members.count == 1, let (key, inner) = members.first, key.hasPrefix("$") {
+            if isTag(keys: members.keys), let (key, inner) = members.first {
                 return try decodeTagged(key, inner)
             }
             return .dictionary(try decodeMembers(members))
@@ -68,20 +68,22 @@ public enum WireValue {
         }
     }
 
-    /// One value as a JSON tree, for requests built as ``JSON`` (the same mapping as ``encode(_:)``).
+    /// One value as a JSON tree, for requests built as ``JSON``: the text ``JSONWriter/value(_:)``
+    /// writes, read back, so the mapping has one encoder.
     public static func json(_ value: PlistValue) -> JSON {
-        switch value {
-        case .string(let s): .string(s)
-        case .integer(let i): .integer(i)
-        case .real(let d): .real(d)
-        case .bool(let b): .bool(b)
-        case .date(let d): .object(["$date": .string(RFC3339.format(d))])
-        case .data(let d): .object(["$data": .string(d.base64EncodedString())])
-        case .array(let elements): .array(elements.map(json))
-        case .dictionary(let members):
-            members.count == 1 && members.first!.key.hasPrefix("$")
-                ? .object(["$dict": .object(members.mapValues(json))]) : .object(members.mapValues(json))
+        var writer = JSONWriter()
+        writer.value(value)
+        do {
+            return try writer.withBytes { try JSONParser.parseWritten($0) }
+        } catch {
+            preconditionFailure("JSONParser refuses what JSONWriter wrote for \(value): \(error)")
         }
+    }
+
+    /// Whether an object with these keys is a tag (`$date`, `$data`, `$dict`) rather than a
+    /// dictionary: its only key starts with `$`. A dictionary like that travels inside `$dict`.
+    static func isTag(keys: some Collection<String>) -> Bool {
+        keys.count == 1 && keys.first?.hasPrefix("$") == true
     }
 
     /// Encodes one value as JSON text.
@@ -92,20 +94,13 @@ public enum WireValue {
     }
 
     /// The size of a value in the wire encoding; the unit of the per-domain size limit.
+    /// Counted without writing for the commonest values, by the writer's own rules.
     public static func encodedSize(of value: PlistValue) -> Int {
         switch value {
         case .bool(let b): return b ? 4 : 5
         case .integer(let i): return JSONWriter.decimalLength(of: i)
-        case .string(let s): return s.utf8.count + 2 + escapeOverhead(s)
+        case .string(let s): return JSONWriter.quotedLength(of: s)
         default: return encode(value).count
         }
-    }
-
-    private static func escapeOverhead(_ s: String) -> Int {
-        var extra = 0
-        for byte in s.utf8 where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
-            extra += byte < 0x20 && byte != 0x0A && byte != 0x0D && byte != 0x09 ? 5 : 1
-        }
-        return extra
     }
 }

@@ -19,8 +19,8 @@ struct EventOutbox {
     var isEmpty: Bool { events.isEmpty && notices.isEmpty }
 
     mutating func keep(_ event: ChangeEvent) {
-        if events[event.changeset.domain] != nil {
-            events[event.changeset.domain]!.merge(event)
+        if let index = events.index(forKey: event.changeset.domain) {
+            events.values[index].merge(event)
         } else {
             events[event.changeset.domain] = event
         }

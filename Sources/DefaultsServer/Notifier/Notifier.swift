@@ -100,8 +100,8 @@ final class Notifier {
         guard !everything.isEmpty || byDomain[changeset.domain] != nil else { return }
         let event = ChangeEvent(changeset: changeset, generation: generation, origin: origin)
         let key = BurstKey(event)
-        if bursts[key] != nil {
-            bursts[key]!.merge(event)
+        if let index = bursts.index(forKey: key) {
+            bursts.values[index].merge(event)
         } else {
             bursts[key] = event
         }

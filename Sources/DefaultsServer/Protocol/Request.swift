@@ -82,8 +82,8 @@ struct Request {
     }
 
     func bool(_ name: StaticString) throws(DefaultsError) -> Bool? {
-        guard has(name) else { return nil }
-        guard case .bool(let flag) = parameters[name]! else {
+        guard let parameter = parameters[name] else { return nil }
+        guard case .bool(let flag) = parameter else {
             throw DefaultsError(.invalidParameter, "\"\(name)\" must be true or false")
         }
         return flag
@@ -114,8 +114,8 @@ struct Request {
     }
 
     func stringArray(_ name: StaticString) throws(DefaultsError) -> [String]? {
-        guard has(name) else { return nil }
-        guard case .array(let elements) = parameters[name]! else {
+        guard let parameter = parameters[name] else { return nil }
+        guard case .array(let elements) = parameter else {
             throw DefaultsError(.invalidParameter, "\"\(name)\" must be an array of strings")
         }
         var result: [String] = []

@@ -48,7 +48,9 @@ extension InstalledBundles {
             for (domain, outcome) in loaded {
                 switch outcome {
                 case .success(let bundle):
-                    install(domain, Installed(path: found[domain]!.path, signature: found[domain]!.signature, bundle: bundle))
+                    // A scan loads only bundles it found.
+                    guard let entry = found[domain] else { continue }
+                    install(domain, Installed(path: entry.path, signature: entry.signature, bundle: bundle))
                     changed = true
                 case .failure(let error):
                     logger.error("settings bundle not loaded", metadata: ["domain": "\(domain)", "error": "\(error)"])

@@ -42,7 +42,7 @@ final class DomainTable: SnapshotSource {
     func insert(_ domain: DomainName, values: [String: PlistValue]) -> Index {
         eventLoop.preconditionInEventLoop()
         states[domain] = DomainState(values: values, generation: ledgerGeneration(of: domain))
-        // Just inserted, so present.
+        // Present: just stored, and `Dictionary` has no insertion that answers the index.
         return states.index(forKey: domain)!
     }
 

@@ -10,27 +10,15 @@ struct Command {
 
     func connect() throws(ToolError) -> DaemonClient { try DaemonClient(socketPath: options.socketPath) }
 
+    /// Runs the verb ``Verb/all`` names `verb`; a word that names none is a usage error.
     func run(verb: String, _ arguments: [String]) throws {
-        switch verb {
-        case "help":
-            console.printRaw(Usage.full)
-        case "read": try read(arguments)
-        case "read-type": try readType(arguments)
-        case "read-effective": try readEffective(arguments)
-        case "write": try write(arguments)
-        case "rename": try rename(arguments)
-        case "delete", "remove", "delete-all": try delete(arguments)
-        case "import": try importDomain(arguments)
-        case "export": try exportDomain(arguments)
-        case "domains": try domains(arguments)
-        case "find": try find(arguments)
-        case "watch": try watch(arguments)
-        case "sync": try sync(arguments)
-        case "settings": try settings(arguments)
-        case "roaming": try roaming(arguments)
-        case "schema": try schema(arguments)
-        default: throw ToolError.usage
-        }
+        guard let found = Verb.named(verb) else { throw ToolError.usage }
+        try found.run(self)(arguments)
+    }
+
+    /// `help`: the usage text, on standard output, and success.
+    func help(_ arguments: [String]) throws {
+        console.printRaw(Usage.full)
     }
 
     /// `-app NAME` has no meaning without application bundles; macOS's message for an unknown one.

@@ -41,10 +41,12 @@ extension Command {
         guard let value = try connect().value(of: domain.domain, key: key) else {
             throw ToolError.failure("\nThe domain/default pair of (\(domain.rawName), \(key)) does not exist\n")
         }
-        // macOS says "float" where a property list says "real".
-        let name = if case .real = value { "float" } else { value.typeName }
-        console.printRaw("Type is \(name)\n")
+        console.printRaw("Type is \(Command.readTypeName(value.plistType))\n")
     }
+
+    /// A type as macOS's `read-type` names it: by its property-list name (``PlistType``), except
+    /// that a real is a `float`.
+    static func readTypeName(_ type: PlistType) -> String { type == .real ? "float" : type.name }
 
     /// `domains`: every domain but the global one, sorted, joined by ", ".
     func domains(_ arguments: [String]) throws {

@@ -60,8 +60,7 @@ extension Command {
         }
         let stamp = OldStyleText.date(time).dropLast(6) + SystemText.format(".%03d", Int(time.timeIntervalSince1970 * 1000) % 1000)
         var text = ""
-        for key in changes.keys.sorted(by: OldStyleText.codeUnitOrder) {
-            let change = changes[key]!
+        for (key, change) in changes.sorted(by: { OldStyleText.codeUnitOrder($0.key, $1.key) }) {
             let description = change == .null ? "(removed)" : OldStyleText.describe(try WireValue.decode(change))
             text += "\(stamp) \(domain) \(OldStyleText.quoted(key)) = \(description)  (\(origin.joined(separator: ", ")))\n"
         }

@@ -17,10 +17,18 @@ public enum WriteRequest: Equatable, Sendable {
 /// try ValueArguments.parse(["1"])                    // .set("1") — an untyped 1 is a string, as on macOS
 /// ```
 public enum ValueArguments {
-    /// The flags that type one value; shell completion offers them too.
-    static let scalarFlags = ["-string", "-data", "-int", "-integer", "-float", "-bool", "-boolean", "-date"]
+    /// The flags that type one value, each with its longer spelling when it has one; shell
+    /// completion offers them too.
+    static let scalarFlagSpellings = [["-string"], ["-data"], ["-int", "-integer"], ["-float"], ["-bool", "-boolean"], ["-date"]]
+    static let scalarFlags = scalarFlagSpellings.flatMap { $0 }
     static let compositeFlags = ["-array", "-array-add", "-dict", "-dict-add"]
-    static let typeNames = "-string, -data, -int[eger], -float, -bool[ean], -date, -array, -array-add, -dict, -dict-add"
+
+    /// Every flag as a message lists them, a longer spelling in brackets: `-string, -data,
+    /// -int[eger], ...`.
+    static let typeNames = (scalarFlagSpellings + compositeFlags.map { [$0] }).map { (spellings: [String]) -> String in
+        guard let short = spellings.first, let long = spellings.last, long != short else { return spellings.joined() }
+        return "\(short)[\(long.dropFirst(short.count))]"
+    }.joined(separator: ", ")
 
     /// Whether `word` is one of the flags that type a value (`-int`, `-array`, ...).
     public static func isTypeFlag(_ word: String) -> Bool {
@@ -90,7 +98,7 @@ public enum ValueArguments {
         case "-string": return .string(argument)
         case "-data":
             do { return .data(try ValueSyntax.data(fromHex: argument)) } catch {
-                throw ToolError.misuse("-data takes hexadecimal digits without 0x, not \"\(argument)\"")
+                throw ToolError.misuse("-data takes \(error.expected), not \"\(argument)\"")
             }
         case "-int", "-integer":
             // macOS stores 0 for a value with no number in front; that is never what was meant.

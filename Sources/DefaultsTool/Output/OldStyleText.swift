@@ -26,8 +26,8 @@ public enum OldStyleText {
         switch value {
         case .dictionary(let members):
             var text = indent + "{\n"
-            for key in members.keys.sorted(by: codeUnitOrder) {
-                text += inner + quoted(key) + " = " + element(members[key]!, level: level + 1) + ";"
+            for (key, member) in members.sorted(by: { codeUnitOrder($0.key, $1.key) }) {
+                text += inner + quoted(key) + " = " + element(member, level: level + 1) + ";"
                     + (annotations[key].map { "  // " + $0 } ?? "") + "\n"
             }
             return text + indent + "}"

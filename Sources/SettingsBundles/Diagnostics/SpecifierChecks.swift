@@ -23,7 +23,7 @@ enum SpecifierChecks {
         case .string:
             break
         case let other?:
-            add(.warning, .specUnknownType, "Type is \(other.typeWithArticle), not a string; kept, not shown")
+            add(.warning, .specUnknownType, "Type is \(other.typeWithArticle), not \(PlistType.string.nameWithArticle); kept, not shown")
         }
 
         // Misspellings first: a misspelt required key is reported once, as a misspelling.
@@ -64,14 +64,14 @@ enum SpecifierChecks {
         case .string(let key):
             if key.isEmpty {
                 add(.error, .keyEmpty, "\(typeName) has an empty Key")
-            } else if key.first!.isWhitespace || key.last!.isWhitespace {
+            } else if key.first?.isWhitespace == true || key.last?.isWhitespace == true {
                 add(.warning, .keyWhitespace, "Key \"\(key)\" begins or ends with white space")
             }
             if key.utf8.count > DefaultsKey.maximumBytes {
                 add(.error, .keyTooLong, "Key is \(key.utf8.count) bytes; the limit is \(DefaultsKey.maximumBytes)")
             }
         case let other?:
-            add(.error, .keyNotString, "Key is \(other.typeWithArticle) (\(other.quotedText)), not a string")
+            add(.error, .keyNotString, "Key is \(other.typeWithArticle) (\(other.quotedText)), not \(PlistType.string.nameWithArticle)")
         }
 
         for (severity, code, message) in unknownKeyFindings { add(severity, code, message) }
@@ -93,12 +93,12 @@ enum SpecifierChecks {
             }
         }
         for (name, expected) in SpecifierSchema.expectedTypes.sorted(by: { $0.key < $1.key }) {
-            guard schemaKeys?.contains(name) ?? false, let value = raw[name], value.shortTypeName != expected else {
+            guard schemaKeys?.contains(name) ?? false, let value = raw[name], value.plistType != expected else {
                 continue
             }
             add(
                 .warning, .keyWrongType,
-                "\(name) is \(value.typeWithArticle) (\(value.quotedText)), not \(PlistValue.withArticle(expected))")
+                "\(name) is \(value.typeWithArticle) (\(value.quotedText)), not \(expected.nameWithArticle)")
         }
         if let group = raw["ApplicationGroupContainerIdentifier"]?.stringValue, (try? DomainName(group)) == nil {
             add(.error, .suiteInvalid, "ApplicationGroupContainerIdentifier \"\(group)\" is not a valid domain name")
@@ -108,11 +108,11 @@ enum SpecifierChecks {
         case SpecifierSchema.toggleSwitch: checkToggle(raw, add)
         case SpecifierSchema.textField:
             if let value = raw["DefaultValue"], value.stringValue == nil {
-                add(.warning, .defaultWrongType, "text field DefaultValue \(value.typedText) (expected a string)")
+                add(.warning, .defaultWrongType, "text field DefaultValue \(value.typedText) (expected \(PlistType.string.nameWithArticle))")
             }
         case SpecifierSchema.titleValue where raw["Values"] == nil:
             if let value = raw["DefaultValue"], value.stringValue == nil {
-                add(.info, .defaultWrongType, "title value DefaultValue \(value.typedText) (documented as a string)")
+                add(.info, .defaultWrongType, "title value DefaultValue \(value.typedText) (documented as \(PlistType.string.nameWithArticle))")
             }
         case SpecifierSchema.slider: checkSlider(raw, add)
         case SpecifierSchema.multiValue, SpecifierSchema.radioGroup, SpecifierSchema.titleValue:
@@ -153,7 +153,7 @@ enum SpecifierChecks {
         } else {
             add(
                 .warning, .defaultWrongType,
-                "toggle DefaultValue \(value.typedText) (expected a bool; Settings shows it "
+                "toggle DefaultValue \(value.typedText) (expected \(PlistType.boolean.nameWithArticle); Settings shows it "
                     + "\(value.settingsBoolValue ? "ON" : "OFF"))")
         }
     }
@@ -186,10 +186,10 @@ enum SpecifierChecks {
         let values = raw["Values"]?.arrayValue
         let titles = raw["Titles"]?.arrayValue
         if let value = raw["Values"], values == nil {
-            add(.error, .valuesNotArray, "Values is \(value.typeWithArticle), not an array")
+            add(.error, .valuesNotArray, "Values is \(value.typeWithArticle), not \(PlistType.array.nameWithArticle)")
         }
         if let value = raw["Titles"], titles == nil {
-            add(.error, .titlesNotArray, "Titles is \(value.typeWithArticle), not an array")
+            add(.error, .titlesNotArray, "Titles is \(value.typeWithArticle), not \(PlistType.array.nameWithArticle)")
         }
         if let values, let titles, values.count != titles.count {
             add(.error, .valuesTitlesLength, "\(values.count) Values but \(titles.count) Titles")
@@ -198,7 +198,7 @@ enum SpecifierChecks {
         if let short = raw["ShortTitles"]?.arrayValue, short.count != values.count {
             add(.warning, .shortTitlesLength, "\(short.count) ShortTitles but \(values.count) Values")
         }
-        let types = Set(values.map(\.shortTypeName))
+        let types = Set(values.map(\.plistType.name))
         if types.count > 1 {
             add(.warning, .valuesMixedTypes, "Values mix \(types.sorted().joined(separator: ", ")): \(list(values))")
         }
@@ -210,7 +210,7 @@ enum SpecifierChecks {
         }
         guard let value = raw["DefaultValue"], !values.isEmpty else { return }
         if values.contains(where: value.isSettingsEqual) {
-            if !types.contains(value.shortTypeName) {
+            if !types.contains(value.plistType.name) {
                 add(
                     .info, .defaultTypeDiffers,
                     "DefaultValue \(value.typedText) equals a Value only numerically (Values are \(types.sorted().joined(separator: ", ")))"
@@ -232,7 +232,7 @@ enum SpecifierChecks {
     private static func checkChildFile(_ raw: [String: PlistValue], _ add: Add) {
         guard let value = raw["File"] else { return }
         guard let file = value.stringValue else {
-            add(.error, .childFileNotString, "File is \(value.typeWithArticle), not a string")
+            add(.error, .childFileNotString, "File is \(value.typeWithArticle), not \(PlistType.string.nameWithArticle)")
             return
         }
         var notes: [String] = []

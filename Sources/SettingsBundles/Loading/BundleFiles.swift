@@ -63,16 +63,18 @@ struct BundleFiles {
     }
 
     /// The bytes of a file, or nil (with a diagnostic) when it is too large or cannot be read.
+    /// Every file of a bundle is a property list (pages, `.strings` tables), so the limit is the
+    /// one every property-list reader holds files to; no settings page or table comes close.
     func contents(of path: String, diagnostics: inout [Diagnostic]) -> Data? {
         let url = root.appendingPathComponent(path)
-        switch RegularFile.read(atPath: url.path, maximumBytes: BundleLoader.maximumFileSize) {
+        switch RegularFile.read(atPath: url.path, maximumBytes: PropertyListLimits.maximumFileBytes) {
         case .success(let file):
             return file.data
         case .failure(.tooLarge(let size, _)):
             diagnostics.append(
                 Diagnostic(
                     .error, .fileTooLarge, file: path,
-                    "\(size) bytes; files above \(BundleLoader.maximumFileSize) are not read"))
+                    "\(size) bytes; files above \(PropertyListLimits.maximumFileBytes) are not read"))
             return nil
         case .failure(let failure):
             let code: DiagnosticCode = path.hasSuffix(".strings") ? .stringsUnparseable : .plistUnparseable

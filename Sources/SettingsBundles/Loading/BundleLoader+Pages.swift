@@ -34,7 +34,7 @@ extension BundleLoader {
                 diagnostics.append(
                     Diagnostic(
                         .error, .pageNotDict, file: file,
-                        "the root object is \(read.value.typeWithArticle), not a dictionary\(via)"))
+                        "the root object is \(read.value.typeWithArticle), not \(PlistType.dictionary.nameWithArticle)\(via)"))
             }
             return false
         }
@@ -111,7 +111,7 @@ extension BundleLoader {
             diagnostics.append(
                 Diagnostic(
                     .error, .stringsTableNotString, file: file,
-                    "StringsTable is \(other.typeWithArticle), not a string; the page is not localised"))
+                    "StringsTable is \(other.typeWithArticle), not \(PlistType.string.nameWithArticle); the page is not localised"))
         }
         var applicationGroup: String?
         switch root["ApplicationGroupContainerIdentifier"] {
@@ -129,7 +129,7 @@ extension BundleLoader {
             diagnostics.append(
                 Diagnostic(
                     .warning, .keyWrongType, file: file,
-                    "ApplicationGroupContainerIdentifier is \(other.typeWithArticle), not a string"))
+                    "ApplicationGroupContainerIdentifier is \(other.typeWithArticle), not \(PlistType.string.nameWithArticle)"))
         }
 
         var specifiers: [Specifier] = []
@@ -138,7 +138,7 @@ extension BundleLoader {
             guard case .dictionary(let raw) = entry else {
                 diagnostics.append(
                     Diagnostic(
-                        .error, .specNotDict, at: location, "\(entry.typeWithArticle), not a dictionary; skipped"))
+                        .error, .specNotDict, at: location, "\(entry.typeWithArticle), not \(PlistType.dictionary.nameWithArticle); skipped"))
                 continue
             }
             diagnostics += SpecifierChecks.check(raw, at: location)

@@ -119,8 +119,8 @@ extension BundleLoader {
     /// `Root.plist`, `Root~ipad.plist`, `Root.inApp.plist`, ... at the top or in an `.lproj`.
     private static func isRootVariant(_ file: String) -> Bool {
         let parts = file.split(separator: "/")
-        guard parts.count == 1 || (parts.count == 2 && parts[0].hasSuffix(".lproj")) else { return false }
-        return parts.last!.wholeMatch(of: #/Root(~[A-Za-z]+)?(\.inApp)?\.plist/#) != nil
+        guard parts.count == 1 || (parts.count == 2 && parts[0].hasSuffix(".lproj")), let name = parts.last else { return false }
+        return name.wholeMatch(of: #/Root(~[A-Za-z]+)?(\.inApp)?\.plist/#) != nil
     }
 
     /// The table InAppSettingsKit names after a page: its file name without directory, `.plist`,

@@ -5,9 +5,6 @@ import FoundationEssentials
 /// the root page, reads every strings table and plist, walks the pane tree from the root and
 /// gathers diagnostics and defaults. Owned by one ``SettingsBundle/load(at:options:)`` call.
 struct BundleLoader {
-    /// Larger files are not read: no settings page or table comes close.
-    static let maximumFileSize = 16 << 20
-
     let directory: URL
     let options: LoadOptions
     let files: BundleFiles
@@ -83,8 +80,8 @@ struct BundleLoader {
             let parts = path.split(separator: "/")
             let isTopLevel = parts.count == 1
             let isChosen = parts.count == 2 && language.map { parts[0] == "\($0).lproj" } ?? false
-            guard isTopLevel || isChosen else { continue }
-            let name = String(parts.last!.dropLast(".strings".count))
+            guard isTopLevel || isChosen, let fileName = parts.last else { continue }
+            let name = String(fileName.dropLast(".strings".count))
             // The chosen language's table wins over a top-level one of the same name.
             if isTopLevel && tables[name] != nil { continue }
             tables[name] = file.entries ?? [:]

@@ -19,17 +19,17 @@ enum PlistReader {
 
     static func read(_ data: Data) -> Result<Read, Failure> {
         guard !data.isEmpty else { return .failure(Failure(message: "the file is empty")) }
-        if data.starts(with: Array("bplist".utf8)) {
+        if BinaryPropertyList.isBinary(data) {
             return decode(data).map { Read(value: $0, format: .binary) }
         }
         guard let (text, encoding) = TextEncoding.decode(Array(data)) else {
             return .failure(Failure(message: "not valid text in \(TextEncoding.detect(Array(data)).encoding.rawValue)"))
         }
-        let trimmed = text.drop(while: { $0.isWhitespace })
-        if trimmed.first == "<" {
+        // The format is told as DefaultsCore tells it, on the text decoded (so UTF-16 XML too).
+        if PropertyListFile.looksLikeXML(Array(text.utf8)) {
             return readXML(text, encoding: encoding)
         }
-        if trimmed.isEmpty {
+        if text.allSatisfy(\.isWhitespace) {
             // CF reads whitespace-only old-style text as an empty dictionary.
             return .success(Read(value: .dictionary([:]), format: .openStep, encoding: encoding))
         }

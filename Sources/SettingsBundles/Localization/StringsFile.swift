@@ -42,13 +42,13 @@ public struct StringsFile: Sendable, Hashable {
         }
 
         let bytes = Array(data)
-        if !data.starts(with: Array("bplist".utf8)) {
+        if !BinaryPropertyList.isBinary(data) {
             guard let (text, encoding) = TextEncoding.decode(bytes) else {
                 return abandon(
                     nil, .stringsUnparseable,
                     "not valid \(TextEncoding.detect(bytes).encoding.rawValue) text; the whole table is ignored")
             }
-            if text.drop(while: { $0.isWhitespace }).first != "<" {
+            if !PropertyListFile.looksLikeXML(Array(text.utf8)) {
                 switch OldStyleParser.parse(text) {
                 case .failure(let failure):
                     return abandon(
@@ -94,7 +94,7 @@ public struct StringsFile: Sendable, Hashable {
             diagnostics.append(
                 Diagnostic(
                     .error, .stringsNotDict, file: path,
-                    "the top level is \(value.typeWithArticle), not a dictionary; the whole table is ignored"))
+                    "the top level is \(value.typeWithArticle), not \(PlistType.dictionary.nameWithArticle); the whole table is ignored"))
             return (StringsFile(path: path, format: format, entries: nil), diagnostics)
         }
         var entries: [String: String] = [:]

@@ -59,14 +59,15 @@ extension SettingsBundle {
         _ specifier: Specifier, in page: Page, depth: Int, described: inout Set<String>, lookup: ValueLookup
     ) -> PaneDescription.Row {
         let title = specifier.title.map { localized($0, in: page) }
+        let rowDefault = specifier.storesValue ? bundleDefault(of: specifier) : nil
         var value: CurrentValue?
         if specifier.storesValue, let key = specifier.key {
             // A specifier whose suite is not a valid domain is never looked up (in the app's domain least of all).
             if specifier.hasUsableDomain, let stored = lookup(key, specifier.suite) {
                 value = CurrentValue(
                     value: stored.value, source: stored.isForced ? .managed(origin: stored.origin) : .stored(origin: stored.origin))
-            } else if let fallback = specifier.defaultValue {
-                value = CurrentValue(value: fallback, source: .bundleDefault)
+            } else if let rowDefault {
+                value = CurrentValue(value: rowDefault, source: .bundleDefault)
             } else {
                 value = CurrentValue(value: nil, source: .unset)
             }
@@ -128,7 +129,7 @@ extension SettingsBundle {
         }
         return PaneDescription.Row(
             location: specifier.location, type: specifier.type, key: specifier.key, suite: specifier.suite,
-            title: title, value: value, defaultValue: specifier.storesValue ? specifier.defaultValue : nil, control: control,
+            title: title, value: value, defaultValue: rowDefault, control: control,
             displayValue: display)
     }
 

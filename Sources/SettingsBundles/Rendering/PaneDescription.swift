@@ -52,7 +52,8 @@ public struct PaneDescription: Sendable, Hashable {
         public var title: String?
         /// The value shown; nil for rows without one (child panes, unknown specifiers).
         public var value: CurrentValue?
-        /// The specifier's `DefaultValue`, which "Reset to default" returns to; nil when it has none.
+        /// The key's bundle default (``SettingsBundle/bundleDefault(of:)``), which "Reset to
+        /// default" returns to; nil when it has none.
         public var defaultValue: PlistValue?
         public var control: Control
         /// The value as the row shows it: `ON`, `Captain`, `••••`, `5 (1–10)`; empty when none.
@@ -118,7 +119,7 @@ public struct CurrentValue: Sendable, Hashable {
         case stored(origin: String)
         /// Forced by the administrator's managed preferences of `origin`: shown, never editable.
         case managed(origin: String)
-        /// Not stored; the specifier's `DefaultValue`.
+        /// Not stored; the default the bundle registers for the key (``SettingsBundle/bundleDefault(of:)``).
         case bundleDefault
         /// Neither stored nor defaulted.
         case unset

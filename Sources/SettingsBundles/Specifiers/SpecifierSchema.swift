@@ -1,3 +1,5 @@
+import DefaultsCore
+
 /// What Apple's Settings Application Schema Reference documents: the keys of each specifier type,
 /// the required ones and the enumerations. Diagnostics are checked against it.
 enum SpecifierSchema {
@@ -60,10 +62,10 @@ enum SpecifierSchema {
 
     /// Documented keys whose value must be of one property-list type (besides the ones checked
     /// with their own codes: `Key`, `Values`, `Titles`, `File`, slider bounds, enumerations).
-    static let expectedTypes: [String: String] = [
-        "Title": "string", "FooterText": "string", "IsSecure": "bool", "DisplaySortedByTitle": "bool",
-        "MinimumValueImage": "string", "MaximumValueImage": "string", "ShortTitles": "array",
-        "ApplicationGroupContainerIdentifier": "string",
+    static let expectedTypes: [String: PlistType] = [
+        "Title": .string, "FooterText": .string, "IsSecure": .boolean, "DisplaySortedByTitle": .boolean,
+        "MinimumValueImage": .string, "MaximumValueImage": .string, "ShortTitles": .array,
+        "ApplicationGroupContainerIdentifier": .string,
     ]
 
     static func isInAppSettingsKit(_ name: String) -> Bool { name.hasPrefix("IASK") }

@@ -73,7 +73,7 @@ extension PlistValue {
         case .data(let d): return "<" + SystemText.hex(d) + ">"
         case .array(let a): return "(" + a.map(\.quotedText).joined(separator: ", ") + ")"
         case .dictionary(let d):
-            return "{" + d.keys.sorted().map { "\"\($0)\" = \(d[$0]!.quotedText)" }.joined(separator: "; ") + "}"
+            return "{" + d.sorted { $0.key < $1.key }.map { "\"\($0.key)\" = \($0.value.quotedText)" }.joined(separator: "; ") + "}"
         }
     }
 
@@ -89,33 +89,12 @@ extension PlistValue {
         return String(number)
     }
 
-    /// The type as the diagnostics name it (`int`, `real`, `bool`, `string`, ...).
-    var shortTypeName: String {
-        switch self {
-        case .string: "string"
-        case .integer: "int"
-        case .real: "real"
-        case .bool: "bool"
-        case .date: "date"
-        case .data: "data"
-        case .array: "array"
-        case .dictionary: "dict"
-        }
-    }
+    /// `a string`, `an integer`, `data`: the value's type in a sentence, named as every message
+    /// names it (``PlistType``).
+    var typeWithArticle: String { plistType.nameWithArticle }
 
-    /// `a string`, `an int`, `data`: the type in a sentence.
-    var typeWithArticle: String { Self.withArticle(shortTypeName) }
-
-    static func withArticle(_ typeName: String) -> String {
-        switch typeName {
-        case "data": "data"
-        case "int", "array": "an \(typeName)"
-        default: "a \(typeName)"
-        }
-    }
-
-    /// `string "YES"`, `int 0`: a value with its type, for diagnostics.
-    var typedText: String { "\(shortTypeName) \(quotedText)" }
+    /// `string "YES"`, `integer 0`: a value with its type, for diagnostics.
+    var typedText: String { "\(plistType.name) \(quotedText)" }
 
     var stringValue: String? {
         if case .string(let s) = self { return s }

@@ -89,7 +89,7 @@ private enum WriteRule {
     var text: String {
         switch self {
         case .string:
-            return "a string"
+            return PlistType.string.nameWithArticle
         case .oneOf(let allowed, let separator):
             let list = allowed.map(\.quotedText).joined(separator: separator)
             return separator == " or " ? list : "one of \(list)"

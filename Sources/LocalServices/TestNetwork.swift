@@ -66,7 +66,8 @@ public final class TestNetwork: @unchecked Sendable {
     /// The command that runs `arguments` inside `namespace` (for `Process`): `ip netns exec`,
     /// which replaces itself with the program, so the process's PID is the program's.
     public static func inside(_ namespace: String, _ arguments: [String]) -> [String] {
-        [ip!, "netns", "exec", namespace] + arguments
+        // A network is made only where `ip` exists (``unavailableReason``); "ip" then fails clearly.
+        [ip ?? "ip", "netns", "exec", namespace] + arguments
     }
 
     /// `a` and `b` no longer reach each other; each still reaches every other host. Connections
@@ -92,7 +93,7 @@ public final class TestNetwork: @unchecked Sendable {
     }
 
     private func ip(_ arguments: [String]) throws {
-        let result = try TestNetwork.run(TestNetwork.ip!, arguments)
+        let result = try TestNetwork.run(TestNetwork.ip ?? "ip", arguments)
         guard result.status == 0 else { throw EtcdClusterFailure("ip \(arguments.joined(separator: " ")): \(result.output)") }
     }
 
@@ -101,7 +102,7 @@ public final class TestNetwork: @unchecked Sendable {
     }
 
     deinit {
-        for host in hosts { _ = try? TestNetwork.run(TestNetwork.ip!, ["netns", "del", namespace(of: host)]) }
-        _ = try? TestNetwork.run(TestNetwork.ip!, ["netns", "del", switchNamespace])
+        for host in hosts { _ = try? TestNetwork.run(TestNetwork.ip ?? "ip", ["netns", "del", namespace(of: host)]) }
+        _ = try? TestNetwork.run(TestNetwork.ip ?? "ip", ["netns", "del", switchNamespace])
     }
 }

@@ -107,6 +107,7 @@ public final class EtcdCluster: @unchecked Sendable {
         let member = members[index]
         let process = Process()
         let command = [
+            // `init` refuses to make a cluster without it.
             EtcdCluster.binary!,
             "--name", member.name, "--data-dir", member.dataDirectory,
             "--listen-client-urls", endpoint(member), "--advertise-client-urls", endpoint(member),
@@ -157,7 +158,8 @@ public final class EtcdCluster: @unchecked Sendable {
             // The server's certificate serves as the client's: it is made for both uses.
             arguments += ["--cacert", tls.ca, "--cert", tls.certificate, "--key", tls.key]
         }
-        let command = [EtcdCluster.control!, "--dial-timeout", "1s", "--command-timeout", "3s"] + arguments
+        // Installed with etcd (etcd-client), which `init` requires.
+        let command = [EtcdCluster.control ?? "etcdctl", "--dial-timeout", "1s", "--command-timeout", "3s"] + arguments
         let placed = network.map { TestNetwork.inside($0.switchNamespace, command) } ?? command
         process.executableURL = URL(fileURLWithPath: placed[0])
         process.arguments = Array(placed.dropFirst())
