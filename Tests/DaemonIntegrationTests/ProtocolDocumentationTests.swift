@@ -3,8 +3,10 @@ import DefaultsCore
 import Foundation
 import Testing
 
-/// Runs every `console` example of docs/PROTOCOL.md, in order, against one fresh daemon,
-/// and compares its output line by line (`...` in the document matches any text).
+/// Runs every `console` example of docs/PROTOCOL.md, in order, as written: after the page's
+/// own setup block, from the project directory, against one fresh daemon started as `make run`
+/// starts it (its default socket and storage, in a private home); and compares the output line by
+/// line (`...` in the document matches any text).
 @Suite struct ProtocolDocumentationTests {
     struct Example {
         var command: String
@@ -14,7 +16,14 @@ import Testing
 
     static let documentPath = SharedData.repository.appendingPathComponent("docs/PROTOCOL.md").path
 
-    static let bundle = SharedData.bridgeControlBundle
+    /// The page's first `sh` block: the variables every example uses.
+    static func setup() throws -> String {
+        let lines = try String(contentsOfFile: documentPath, encoding: .utf8).components(separatedBy: "\n")
+        guard let start = lines.firstIndex(of: "```sh"), let end = lines[(start + 1)...].firstIndex(where: { $0.hasPrefix("```") }) else {
+            return ""
+        }
+        return lines[(start + 1)..<end].joined(separator: "\n")
+    }
 
     static func examples() throws -> [Example] {
         let lines = try String(contentsOfFile: documentPath, encoding: .utf8).components(separatedBy: "\n")
@@ -58,22 +67,24 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: managed) }
         try PropertyListFile.encode(["warpFactor": .integer(9)], format: .xml)
             .write(to: URL(fileURLWithPath: managed + "/com.example.locked.plist"))
-        let daemon = try DaemonProcess(arguments: ["--managed-dir", managed], environment: ["LANG": "en_US.UTF-8", "LANGUAGE": ""])
+        let daemon = try DaemonProcess(
+            arguments: ["--managed-dir", managed], environment: ["LANG": "en_US.UTF-8", "LANGUAGE": ""], defaultPaths: true)
+        let setup = try Self.setup()
+        #expect(setup.contains("export SOCK=") && setup.contains("export STORE=") && setup.contains("export BUNDLE="))
         let asRoot = getuid() == 0
         if asRoot {
             // Lets the not_permitted example reach the socket as another user.
-            chmod(daemon.directory, 0o755)
+            for folder in [daemon.directory, daemon.home, daemon.home + "/run", daemon.home + "/run/defaultsd"] { chmod(folder, 0o755) }
             chmod(daemon.socketPath, 0o666)
         }
         for example in examples {
             if example.command.hasSuffix("# needs root") && !asRoot { continue }
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
-            process.arguments = ["-c", example.command]
+            process.arguments = ["-c", setup + "\n" + example.command]
+            process.currentDirectoryURL = SharedData.repository
             var environment = daemon.clientEnvironment
-            environment["SOCK"] = daemon.socketPath
-            environment["STORE"] = daemon.storagePath
-            environment["BUNDLE"] = Self.bundle
+            environment["DEFAULTSD_SOCKET"] = nil  // the page finds the socket as a reader's shell does
             process.environment = environment
             let output = Pipe()
             process.standardOutput = output
