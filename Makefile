@@ -5,7 +5,6 @@
 #   make settings  build and start the Settings app (defaultsd-settings) on the daemon's default socket
 #   make bench   release build, then the benchmark (docs/PERFORMANCE.md)
 #   make fuzz    every parser's fuzz harness under libFuzzer, FUZZ_SECONDS each (docs/RELIABILITY.md)
-#   make link-order  writes bench/request-path.order again: the functions a request calls, which release builds lay out together
 #   make gsettings-backend  the C library and the GIO settings backend in .build/ (docs/GSETTINGS.md)
 #   make install PREFIX=/usr/local DESTDIR=
 
@@ -39,16 +38,8 @@ BENCH_PACKAGES := $(BUILD_PACKAGES) chromium chromium-driver etcd-server etcd-cl
 # run-time exclusivity checks: a daemon that holds a user's data prefers a clean trap to undefined
 # behaviour, and `make bench` measures exactly what `make install` installs. defaultsd and
 # defaults are linked fully static (Package.swift reads DEFAULTSD_STATIC_EXECUTABLES).
-#
-# They also lay out the functions a request calls next to each other, so that a request touches
-# fewer lines of code (docs/PERFORMANCE.md, "Release build settings"): every function in a
-# section of its own, and lld placing the ones bench/request-path.order lists first. `make
-# link-order` writes that list again after the request path has changed.
-LINK_ORDER := -Xswiftc -Xfrontend -Xswiftc -function-sections -Xswiftc -use-ld=lld \
-	-Xlinker --symbol-ordering-file=$(CURDIR)/bench/request-path.order -Xlinker --no-warn-symbol-ordering
-RELEASE   := -c release --static-swift-stdlib $(LINK_ORDER)
+RELEASE   := -c release --static-swift-stdlib
 RELEASE_PRODUCTS := defaultsd defaults defaultsd-bench defaultsd-settings FoundationDefaultsProbe defaultsd-client-bench
-LINKED_ORDER := .build/request-path.order.linked
 export DEFAULTSD_STATIC_EXECUTABLES := 1
 
 BINDIR     = $(PREFIX)/bin
@@ -60,7 +51,7 @@ GIO_MODULE_DIR = $$(pkg-config --variable=giomoduledir gio-2.0)
 UNITDIR    = $(PREFIX)/lib/systemd
 DATADIR    = $(PREFIX)/share/defaultsd
 
-.PHONY: all build run test example settings bench link-order fuzz install clean deps-build deps-test deps-bench \
+.PHONY: all build run test example settings bench fuzz install clean deps-build deps-test deps-bench \
 	deps-c gsettings-backend c-test install-c
 
 all: build
@@ -131,26 +122,13 @@ example: deps-build
 	cd "$(EXAMPLE_DIR)/ClientApp" && env -u DEFAULTSD_STATIC_EXECUTABLES $(SWIFT) build
 	@echo "Examples/ClientApp builds with defaultsd $(EXAMPLE_VERSION) as a version dependency (the last commit; uncommitted changes are not in it)"
 
-bench: deps-bench $(LINKED_ORDER) gsettings-backend
+bench: deps-bench gsettings-backend
 	for product in $(RELEASE_PRODUCTS); do $(SWIFT) build $(RELEASE) --product $$product || exit 1; done
 	cc -O2 -Wall -o .build/release/dconf-probe bench/dconf-probe.c $$(pkg-config --cflags --libs dconf)
 	cc -O2 -Wall -o .build/release/gsettings-probe bench/gsettings-probe.c $$(pkg-config --cflags --libs gio-2.0)
 	mkdir -p .build/release/gsettings-schemas && glib-compile-schemas --targetdir=.build/release/gsettings-schemas bench
 	.build/release/defaultsd-bench $(ARGS)
 	.build/release/defaultsd-client-bench
-
-# The functions a ping, set and get call, counted under callgrind, for the release link's layout.
-link-order: $(LINKED_ORDER)
-	$(call ensure_packages,valgrind binutils)
-	$(SWIFT) build $(RELEASE) --product defaultsd
-	$(SWIFT) build $(RELEASE) --product defaultsd-bench
-	.build/release/defaultsd-bench --write-link-order bench/request-path.order
-
-# SwiftPM does not relink when only the list changes (`make link-order`, or a pull): a list newer
-# than the last release link removes the release binaries, so the next release build links them.
-$(LINKED_ORDER): bench/request-path.order
-	rm -f $(addprefix .build/release/,$(RELEASE_PRODUCTS))
-	mkdir -p .build && touch $@
 
 # Every parser's harness under libFuzzer with the address sanitizer, one after another (fuzz/run).
 FUZZ_SECONDS ?= 600
@@ -159,7 +137,7 @@ fuzz: deps-build
 
 # Binaries, shell completions for defaults, the systemd user and system units (with their ExecStart pointing at BINDIR),
 # and the reference configuration. Nothing under /etc is touched.
-install: deps-build $(LINKED_ORDER)
+install: deps-build
 	$(SWIFT) build $(RELEASE) --product defaultsd
 	$(SWIFT) build $(RELEASE) --product defaults
 	$(SWIFT) build $(RELEASE) --product defaultsd-settings

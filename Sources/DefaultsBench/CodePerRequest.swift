@@ -17,8 +17,6 @@ struct CodePerRequest {
     struct Counts {
         var instructions: Double
         var instructionCacheMisses: Double
-        /// The callgrind dump they were read from.
-        var dump: String
     }
 
     /// By request name: `ping`, `set`, `get`.
@@ -111,20 +109,6 @@ struct CodePerRequest {
         ])
     }
 
-    /// Counts defaultsd's requests as ``measure(daemon:bench:redis:directory:)`` does, and
-    /// writes the functions they call to `path` (``LinkOrder``). False when valgrind,
-    /// callgrind_control or strip is missing.
-    static func writeLinkOrder(daemon binary: String, directory: String, to path: String) throws -> Bool {
-        guard let tools = try Tools(directory: directory) else { return false }
-        // No file is written while the requests are counted: the writer's work is not a request's.
-        let counts = try countDaemon(binary, tools, configuration: """
-            { "settingsBundleDirectories": [], "coalesceMilliseconds": 600000, "maximumCoalesceMilliseconds": 3600000 }
-            """)
-        let dumps = counts.values.map(\.dump)
-        try LinkOrder.write(try LinkOrder.functions(inDumps: dumps, requests: requests), to: path)
-        return true
-    }
-
     /// One kind of request: its name, how its answer is read, and its text for round `n`.
     private struct Kind {
         var name: String
@@ -174,7 +158,7 @@ struct CodePerRequest {
             }
             return count / Double(requests)
         }
-        return Counts(instructions: try value("Ir"), instructionCacheMisses: try value("I1mr"), dump: path)
+        return Counts(instructions: try value("Ir"), instructionCacheMisses: try value("I1mr"))
     }
 }
 

@@ -56,11 +56,6 @@ struct DefaultsBench: ParsableCommand {
     @Flag(help: "Measure only the round trips against Redis and the bare server (the regression guards), then stop.")
     var roundTripsOnly = false
 
-    @Option(help: ArgumentHelp(
-        "Write the functions a request calls, counted under callgrind, to this file, and measure nothing else.",
-        discussion: "The release link lays them out next to each other: `make link-order` writes bench/request-path.order."))
-    var writeLinkOrder: String?
-
     var perRound: Int { max(iterations / rounds, 100) }
     var eventsPerRound: Int { max(events / rounds, 40) }
 
@@ -74,12 +69,6 @@ struct DefaultsBench: ParsableCommand {
 
         var report = Report()
         report.line("defaultsd-bench: \(iterations) requests, \(events) events per measurement; \(ProcessInfo.processInfo.activeProcessorCount) cores")
-        if let writeLinkOrder {
-            guard try CodePerRequest.writeLinkOrder(daemon: binary, directory: directory, to: writeLinkOrder) else {
-                throw ValidationError("--write-link-order needs valgrind (apt-get install valgrind) and strip")
-            }
-            return print("wrote \(writeLinkOrder)")
-        }
         if roamingOnly {
             try reportRoaming(binary: binary, directory: directory, into: &report)
             return print(report.text)

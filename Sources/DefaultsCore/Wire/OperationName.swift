@@ -1,5 +1,3 @@
-import Glibc
-
 /// The protocol's operations, by the name a request gives in `"op"` (docs/PROTOCOL.md): the one
 /// list the daemon dispatches on and every client writes from. A new operation is added here,
 /// and the compiler then finds the daemon's dispatch that must handle it.
@@ -26,27 +24,10 @@ public enum OperationName: String, CaseIterable, Sendable {
         }
     }
 
-    /// The operation whose name is exactly these bytes. Every request is matched here, so it
-    /// compares bytes against a table made once: the synthesized `init(rawValue:)` would make a
-    /// `String` of them first and then compare it with each name in turn, which runs through
-    /// about as much code as parsing the whole line.
+    /// The operation whose name is exactly these bytes.
     init?(utf8 text: UnsafeRawBufferPointer) {
-        for (name, utf8) in OperationName.namesUTF8 where utf8.count == text.count {
-            let same = utf8.withUnsafeBytes { known in
-                // Only an empty buffer lacks an address, and the counts are equal: both are empty.
-                guard let knownStart = known.baseAddress, let textStart = text.baseAddress else { return true }
-                return memcmp(knownStart, textStart, text.count) == 0
-            }
-            if same {
-                self = name
-                return
-            }
-        }
-        return nil
+        self.init(rawValue: String(decoding: text, as: UTF8.self))
     }
-
-    /// Every operation with its name's bytes, in the order declared (the most frequent first).
-    private static let namesUTF8: [(OperationName, [UInt8])] = allCases.map { ($0, Array($0.rawValue.utf8)) }
 }
 
 extension JSONWriter {
