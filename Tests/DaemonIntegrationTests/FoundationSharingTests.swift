@@ -82,6 +82,52 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: daemon.home + "/.config/.GlobalPreferences.plist"))
     }
 
+    /// A program's file that lands while writes through the socket are on their way is merged
+    /// with them against the version it was made from: what the file did not change stays, in
+    /// memory and on disk.
+    @Test("a Foundation program and a socket client writing one domain at the same time: every acknowledged write of both survives, in the daemon and on disk")
+    func concurrentWritersBothSurvive() throws {
+        let daemon = try DaemonProcess(defaultPaths: true)
+        let program = Process()
+        program.executableURL = URL(fileURLWithPath: Self.probe)
+        program.arguments = ["serve", Self.domain]
+        program.environment = daemon.clientEnvironment
+        let input = Pipe(), output = Pipe()
+        program.standardInput = input
+        program.standardOutput = output
+        try program.run()
+        defer { program.terminate() }
+        let lines = LineReader(output.fileHandleForReading)
+        let socket = try daemon.connect()
+        // Interleaved: each of the program's set + synchronize, then a socket write acknowledged
+        // before the program's next write, so the two race in every round.
+        for index in 0..<60 {
+            input.fileHandleForWriting.write(Data("set p\(index) \(index)\n".utf8))
+            let written = try socket.request(#"{"op":"set","domain":"\#(Self.domain)","key":"d\#(index)","value":\#(index)}"#)
+            #expect(written.hasPrefix(#"{"ok":true"#), "\(written)")
+            #expect(lines.next(timeout: 5) == "ok")
+        }
+        var expected: [String: PlistValue] = [:]
+        for index in 0..<60 {
+            expected["p\(index)"] = .integer(Int64(index))
+            expected["d\(index)"] = .integer(Int64(index))
+        }
+        // The program's last file is taken in a few milliseconds after it lands.
+        var missing: [String] = []
+        let deadline = Date().addingTimeInterval(5)
+        repeat {
+            let held = try JSONParser.parse(try socket.request(#"{"op":"get","domain":"\#(Self.domain)"}"#))
+            guard case .object(let values)? = held["value"] else { Issue.record("no values: \(held)"); return }
+            missing = expected.keys.filter { values[$0] == nil }.sorted()
+            if missing.isEmpty { break }
+            Thread.sleep(forTimeInterval: 0.02)
+        } while Date() < deadline
+        #expect(missing.isEmpty, "lost from the daemon: \(missing)")
+        #expect(try socket.request(#"{"op":"synchronize"}"#).hasPrefix(#"{"ok":true"#))
+        let onDisk = try PropertyListFile.decode(Data(contentsOf: URL(fileURLWithPath: daemon.home + "/.config/\(Self.domain).plist")))
+        #expect(onDisk == expected, "lost from disk: \(expected.keys.filter { onDisk[$0] == nil }.sorted())")
+    }
+
     @Test("by-host values are shared: defaults -currentHost reaches the program over its domain's value, and Foundation's by-host file is the daemon's")
     func byHostValuesAreShared() throws {
         let daemon = try DaemonProcess(defaultPaths: true)

@@ -60,18 +60,20 @@ import Testing
         #expect(try again.request(#"{"op":"set","domain":"com.gen","key":"k","value":4}"#) == #"{"ok":true,"generation":4}"#)
     }
 
-    @Test func aCorruptFileIsMovedAsideNotOverwritten() throws {
+    @Test func aTornFileAtLoadIsKeptAndReplacedNeverMoved() throws {
         let daemon = try DaemonProcess()
-        try Data("<?xml version=\"1.0\"?><plist><dict><key>torn".utf8)
-            .write(to: URL(fileURLWithPath: daemon.storagePath + "/com.torn.plist"))
+        let path = daemon.storagePath + "/com.torn.plist"
+        try Data("<?xml version=\"1.0\"?><plist><dict><key>torn".utf8).write(to: URL(fileURLWithPath: path))
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-5)], ofItemAtPath: path)
         let client = try daemon.connect()
         #expect(try client.request(#"{"op":"get","domain":"com.torn"}"#) == #"{"ok":true,"value":{},"generation":0}"#)
+        #expect(FileManager.default.fileExists(atPath: path), "left in place")
         try client.request(#"{"op":"set","domain":"com.torn","key":"fresh","value":1}"#)
         try client.request(#"{"op":"synchronize"}"#)
-        let aside = daemon.storageListing().filter { $0.hasPrefix("com.torn.plist.corrupt-") }
-        #expect(aside.count == 1)
+        let kept = (try FileManager.default.contentsOfDirectory(atPath: daemon.statePath)).filter { $0.hasPrefix("com.torn.plist.corrupt-") }
+        #expect(kept.count == 1, "\(kept)")
         #expect(try daemon.storedValues("com.torn") == ["fresh": 1])
-        #expect(daemon.logText.contains("moved aside"))
+        #expect(daemon.logText.contains("the file stays until the domain is next written"))
     }
 
     @Test func domainsAreLoadedOnFirstUseOnly() throws {

@@ -322,17 +322,47 @@ final class StoreFixture {
         FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(UUID().uuidString.prefix(8))").path
     }
 
-    @Test func aCorruptFileIsMovedAsideAndTheDomainStartsEmpty() throws {
+    /// Loading never moves a live file: one that does not parse and changed just now may be a
+    /// write under way, and is read again at the next request; one that stayed so is torn, its
+    /// bytes kept beside in a copy, and the domain starts empty.
+    @Test func aFileThatDoesNotParseAtLoadIsNeverMoved() throws {
         let fixture = StoreFixture()
         let path = fixture.directory + "/com.example.bridge.plist"
         try Data("<plist><dict><key>torn".utf8).write(to: URL(fileURLWithPath: path))
         let domain = self.domain
-        let values = try fixture.onLoop { store in try store.values(of: domain) }
-        #expect(values.isEmpty)
+        let busy = #expect(throws: DefaultsError.self) { try fixture.onLoop { store in try store.values(of: domain) } }
+        #expect(busy?.code == .ioError)
+        #expect(busy?.message.contains("try again") == true, "\(busy?.message ?? "")")
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "<plist><dict><key>torn", "left where it is")
+        // The writer finishes: the next request reads it.
+        try PropertyListFile.encode(["done": true], format: .xml).write(to: URL(fileURLWithPath: path))
+        #expect(try fixture.onLoop { store in try store.values(of: domain) } == ["done": true])
+
+        let other = try DomainName("com.example.settled")
+        let settled = fixture.directory + "/com.example.settled.plist"
+        try Data("<plist><dict><key>torn".utf8).write(to: URL(fileURLWithPath: settled))
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-5)], ofItemAtPath: settled)
+        #expect(try fixture.onLoop { store in try store.values(of: other) }.isEmpty)
+        #expect(try String(contentsOfFile: settled, encoding: .utf8) == "<plist><dict><key>torn", "still in place")
         let names = try FileManager.default.contentsOfDirectory(atPath: fixture.directory)
-        let aside = names.filter { $0.hasPrefix("com.example.bridge.plist.corrupt-") }
-        #expect(aside.count == 1)
-        #expect(try String(contentsOfFile: fixture.directory + "/" + aside[0], encoding: .utf8) == "<plist><dict><key>torn")
-        #expect(!FileManager.default.fileExists(atPath: path))
+        let kept = names.filter { $0.hasPrefix("com.example.settled.plist.corrupt-") }
+        #expect(kept.count == 1)
+        #expect(try String(contentsOfFile: fixture.directory + "/" + kept[0], encoding: .utf8) == "<plist><dict><key>torn")
+        // The domain's next write replaces it, without waiting for it to be read.
+        try fixture.onLoop { store in try store.apply(Changeset(domain: other, changes: ["fresh": 1]), origin: .file) }
+        try fixture.onLoop { store in store.synchronize() }
+        #expect(try PropertyListFile.decode(Data(contentsOf: URL(fileURLWithPath: settled))) == ["fresh": 1])
+    }
+
+    /// A domain's size limit holds at load too: a file past it is refused with `too_large` and left as it is.
+    @Test func aFilePastTheDomainLimitIsNotLoaded() throws {
+        let fixture = StoreFixture(maximumDomainBytes: 1024)
+        let path = fixture.directory + "/com.example.bridge.plist"
+        let large = try PropertyListFile.encode(["k": .string(String(repeating: "x", count: 4000))], format: .xml)
+        try large.write(to: URL(fileURLWithPath: path))
+        let domain = self.domain
+        let error = #expect(throws: DefaultsError.self) { try fixture.onLoop { store in try store.values(of: domain) } }
+        #expect(error?.code == .tooLarge)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == large)
     }
 }

@@ -65,7 +65,7 @@ import Testing
             WriteBehind.Snapshot(domains: dirty.map { ($0, [:]) }, generations: [:])
         }
 
-        func record(_ outcome: FlushOutcome) { recorded.append(outcome) }
+        func record(_ outcome: FlushOutcome, of snapshot: WriteBehind.Snapshot) { recorded.append(outcome) }
     }
 
     let a = try! DomainName("com.a")

@@ -70,7 +70,8 @@ package enum RegularFile {
         return .failure(.tooLarge(bytes: data.count, maximum: maximumBytes))
     }
 
-    static func kind(of mode: mode_t) -> String {
+    /// How a file that is not a regular file is named in messages: "a FIFO", "a directory"…
+    package static func kind(of mode: mode_t) -> String {
         switch mode & S_IFMT {
         case S_IFIFO: "a FIFO"
         case S_IFCHR: "a character device"

@@ -26,63 +26,89 @@ extension DomainFiles {
         }
     }
 
-    /// How a domain's write was prepared.
-    enum DomainStage {
-        /// Staged; `keptAside` is the version on disk it kept as `.rejected-<time>` first, if any.
-        case written(StagedChange, keptAside: FileVersion?)
-        /// The file holds an edit not read yet: the write waits for it.
-        case deferred
-    }
-
     /// Prepares a domain's write: its new file's contents written to a temporary file and
-    /// fsynced, or its removal when the domain is empty. A version on disk that `versions` does
-    /// not know is an edit not read yet, and the write is deferred, unless it is the version the
-    /// daemon refused, or `keepingUnseenAside`: then it is first kept as `<file>.rejected-<time>`.
-    func stage(
-        _ domain: DomainName, values: [String: PlistValue], knowing versions: KnownFileVersions,
-        keepingUnseenAside: Bool = false, now: Date = Date()
-    ) throws(DefaultsError) -> DomainStage {
+    /// fsynced, or its removal when the domain is empty. Whether the file may be replaced is
+    /// decided only at the rename (``admit(_:of:knowing:keepingUnseenAside:now:)``).
+    func stage(_ domain: DomainName, values: [String: PlistValue]) throws(DefaultsError) -> StagedChange {
         guard let link = path(of: domain) else {
             // The store refuses by-host writes on a machine without an id; an empty domain has no file.
-            if values.isEmpty { return .written(StagedChange(path: "", action: .none), keptAside: nil) }
+            if values.isEmpty { return StagedChange(path: "", action: .none) }
             throw MachineID.refusal(writing: domain)
         }
         // A domain file that is a symbolic link (stow, home-manager) is written through: its
         // target is replaced in the target's own folder, and the link stays a link.
         let target = DomainFiles.linkTarget(of: link)
         let path = target ?? link
-        var keptAside: FileVersion?
-        if versions.isWatched, let current = FileVersion(atPath: path), !versions.isKnown(current, of: domain) {
-            guard versions.rejectedVersion(of: domain) == current || keepingUnseenAside else { return .deferred }
-            try keepRejected(path, now: now)
-            keptAside = current
+        // What a link leads to is replaced only when it is a regular file: a link to a device, a
+        // FIFO or a folder is someone's on purpose, and the daemon's file never takes its place.
+        var status = stat()
+        if let target, stat(target, &status) == 0, status.st_mode & S_IFMT != S_IFREG {
+            throw DefaultsError(
+                .ioError, "\(link) leads to \(RegularFile.kind(of: status.st_mode)), \(target); the domain is not written through it")
         }
         // An empty domain has no file, unless its file is a link: the link's target then holds
         // an empty dictionary, so that the link stays whole.
-        if values.isEmpty && target == nil {
-            return .written(StagedChange(path: path, action: .remove), keptAside: keptAside)
-        }
+        if values.isEmpty && target == nil { return StagedChange(path: path, action: .remove) }
         let data = try PropertyListFile.encode(values, format: format)
         // A file the daemon's own reader would refuse is never written: it could not be read back.
         guard data.count <= PropertyListLimits.maximumFileBytes else {
             throw DefaultsError(
                 .tooLarge, "\(domain)'s file would be \(data.count) bytes, more than the \(PropertyListLimits.maximumFileBytes) a property-list file may be read at")
         }
-        return .written(try stage(data, at: path), keptAside: keptAside)
+        return try stage(data, at: path)
+    }
+
+    /// Whether a domain's staged change may replace the file at its path, decided right before
+    /// the rename, so that an edit landing while the file was staged and fsynced is seen. A
+    /// version on disk that `versions` does not know is an edit not read yet: the change waits
+    /// for it (`.skip`), unless it is the version the daemon refused, or `keepingUnseenAside`; then
+    /// it is first kept as `<file>.rejected-<time>`, and `keptAside` says which version.
+    func admit(
+        _ change: StagedChange, of domain: DomainName, knowing versions: KnownFileVersions, keepingUnseenAside: Bool,
+        keptAside: inout FileVersion?, now: Date = Date()
+    ) -> CommitGate {
+        guard versions.isWatched, change.path != "", let current = FileVersion(atPath: change.path),
+            !versions.isKnown(current, of: domain)
+        else { return .proceed }
+        guard versions.rejectedVersion(of: domain) == current || keepingUnseenAside else { return .skip }
+        do throws(DefaultsError) {
+            try keepRejected(change.path, now: now)
+        } catch {
+            return .fail(error)
+        }
+        keptAside = current
+        return .proceed
+    }
+
+    /// What happens to one staged change at its commit.
+    enum CommitGate {
+        case proceed
+        /// Not put in place now; its temporary file is removed.
+        case skip
+        case fail(DefaultsError)
     }
 
     /// Keeps a hand edit the daemon refused as `<state directory>/<file>.rejected-<time>` (beside
     /// the file when the state directory is on another file system), before the domain's write
-    /// replaces it. A hard link keeps it: the file stays at its path until the write's rename
-    /// replaces it, so the path is never missing, and a watcher never reads the domain as
-    /// emptied. What cannot be linked (a directory) is moved instead.
+    /// replaces it.
     private func keepRejected(_ path: String, now: Date) throws(DefaultsError) {
-        let name = String(path.split(separator: "/").last ?? "") + ".rejected-" + DomainFiles.stamp(now)
+        _ = try keepCopy(of: path, suffix: ".rejected-", now: now, mayMove: true)
+    }
+
+    /// Keeps the file at `path` as `<state directory>/<file><suffix><time>`, or beside it when
+    /// the state directory is on another file system; answers where. A hard link keeps it: the
+    /// file stays at its path until a write's rename replaces it, so the path is never missing,
+    /// and a watcher never reads the domain as emptied. What cannot be linked (a directory) is
+    /// moved instead, when `mayMove`.
+    func keepCopy(of path: String, suffix: String, now: Date, mayMove: Bool = false) throws(DefaultsError) -> String {
+        let name = String(path.split(separator: "/").last ?? "") + suffix + DomainFiles.stamp(now)
         let beside = SystemText.parentDirectory(of: path) + "/" + name
         let places = (stateDirectory != directory ? [stateDirectory + "/" + name] : []) + [beside]
-        for place in places where link(path, place) == 0 { return }
-        for place in places where rename(path, place) == 0 { return }
-        throw ioError("cannot keep the rejected \(path) as \(beside)")
+        for place in places where link(path, place) == 0 { return place }
+        if mayMove {
+            for place in places where rename(path, place) == 0 { return place }
+        }
+        throw ioError("cannot keep \(path) as \(beside)")
     }
 
     /// The file a symbolic link at `path` leads to, all links resolved; nil when `path` is not a
@@ -97,18 +123,34 @@ extension DomainFiles {
     }
 
     /// Puts staged changes in place: renames and removals, then one fsync of each folder they
-    /// touched. Throws the first failure; use `commit(_:reportingAs:)` to go on past one.
+    /// touched. Throws the first failure; use `commit(_:reportingAs:gate:)` to go on past one.
     func commit(_ changes: [StagedChange]) throws(DefaultsError) {
-        if let failure = commit(changes, reportingAs: Array(changes.indices)).first { throw failure.1 }
+        if let failure = commit(changes, reportingAs: Array(changes.indices)).failures.first { throw failure.1 }
     }
 
-    /// Puts staged changes in place, each reported under its label when it fails; the folders of
-    /// those that succeeded are fsynced once each.
-    func commit<Label>(_ changes: [StagedChange], reportingAs labels: [Label]) -> [(Label, DefaultsError)] {
+    /// Puts staged changes in place, each reported under its label when it fails; `gate`, asked
+    /// right before each rename, may hold one back. The folders of those that succeeded are
+    /// fsynced once each.
+    func commit<Label>(
+        _ changes: [StagedChange], reportingAs labels: [Label], gate: (Label, StagedChange) -> CommitGate = { _, _ in .proceed }
+    ) -> (failures: [(Label, DefaultsError)], skipped: [Label]) {
         var failures: [(Label, DefaultsError)] = []
+        var skipped: [Label] = []
         var folders: [String: [Label]] = [:]
         for (change, label) in zip(changes, labels) {
             let folder = DomainFiles.folder(of: change.path)
+            if case .none = change.action { continue }
+            switch gate(label, change) {
+            case .proceed: break
+            case .skip:
+                change.discard()
+                skipped.append(label)
+                continue
+            case .fail(let error):
+                change.discard()
+                failures.append((label, error))
+                continue
+            }
             switch change.action {
             case .none:
                 continue
@@ -137,7 +179,7 @@ extension DomainFiles {
                 failures += labels.map { ($0, error) }
             }
         }
-        return failures
+        return (failures, skipped)
     }
 
     /// Writes `data` to `path` durably: a temporary file in the same folder, fsync, rename,

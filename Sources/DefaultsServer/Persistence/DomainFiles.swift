@@ -1,6 +1,7 @@
 import DefaultsCore
 import FoundationEssentials
 import Glibc
+import NIOCore
 
 /// The storage directory: one property-list file per domain, and in its `ByHost` folder one per
 /// by-host domain of this machine (`<domain>.<host id>.plist`).
@@ -124,23 +125,59 @@ struct DomainFiles: Sendable {
         }
     }
 
+    /// A state file of the daemon's as `load(atPath:)` found it.
     enum LoadResult: Sendable {
         case missing
-        /// The values, and the version of the file they were read from when it is a domain's.
-        case loaded([String: PlistValue], FileVersion?)
-        /// The file could not be parsed and was moved to `movedTo`; the domain starts empty.
+        case loaded([String: PlistValue])
+        /// The file could not be parsed and was moved to `movedTo`.
         case corrupt(reason: String, movedTo: String)
     }
 
-    /// Reads a domain's file. An unparseable file is moved aside, never overwritten.
-    func load(_ domain: DomainName, now: Date = Date()) throws(DefaultsError) -> LoadResult {
+    /// A domain's file as `load(_:)` found it.
+    enum DomainLoad: Sendable {
+        case missing
+        case loaded([String: PlistValue], FileVersion)
+        /// The file could not be taken in and has not changed for ``DomainFiles/settleTime``:
+        /// torn. It stays where it is (its bytes are kept by ``keepTorn(_:of:now:)``), and the
+        /// domain starts empty; the domain's next write replaces it.
+        case torn(reason: String, version: FileVersion)
+    }
+
+    /// How long a file that cannot be taken in must stay unchanged before it is judged torn: far
+    /// longer than any writer takes between its write and its close, and short enough that a
+    /// program starting after a crash finds the last good state.
+    static let settleTime = TimeAmount.seconds(1)
+
+    /// Reads a domain's file; never moves it. A file that cannot be taken in (empty, cut short, not
+    /// a property list) and changed within ``settleTime`` may be a write under way: loading fails
+    /// with `io_error`, and the file is read again at the next request. One that has not changed
+    /// for that long is torn (``DomainLoad/torn(reason:version:)``). A file that cannot be
+    /// read at all (a FIFO, a directory, past the size cap, not permitted) fails with `io_error`
+    /// and is left as it is.
+    func load(_ domain: DomainName, now: Date = Date()) throws(DefaultsError) -> DomainLoad {
         guard let path = path(of: domain) else { return .missing }
+        let version: FileVersion
+        let reason: String
         switch DomainFiles.read(atPath: path) {
         case .missing: return .missing
-        case .parsed(let values, let version): return .loaded(values, version)
-        case .beingWritten: return .loaded([:], nil)
-        case .unparseable, .unreadable: return try DomainFiles.load(atPath: path, now: now)
+        case .parsed(let values, let read): return .loaded(values, read)
+        case .unreadable(let error): throw error
+        case .beingWritten(let read): (version, reason) = (read, "the file is empty")
+        case .unparseable(let problem, let read): (version, reason) = (read, problem)
         }
+        let age = now.timeIntervalSince1970 - Double(version.modified) / 1e9
+        guard age >= Double(DomainFiles.settleTime.nanoseconds) / 1e9 else {
+            throw DefaultsError(
+                .ioError, "\(domain)'s file cannot be read as it stands (\(reason)); it changed \(Int(max(age, 0) * 1000)) ms ago, perhaps a write under way: try again")
+        }
+        return .torn(reason: reason, version: version)
+    }
+
+    /// Keeps the bytes of a domain file judged torn at load as `<file>.corrupt-<time>`, through
+    /// any link to its target (the link itself is never moved); nil when it holds no bytes.
+    func keepTorn(_ version: FileVersion, of domain: DomainName, now: Date = Date()) throws(DefaultsError) -> String? {
+        guard version.size > 0, let path = path(of: domain) else { return nil }
+        return try keepCopy(of: DomainFiles.linkTarget(of: path) ?? path, suffix: ".corrupt-", now: now)
     }
 
     /// A domain's file as it is now.
@@ -190,7 +227,7 @@ struct DomainFiles: Sendable {
         case .success(let file): data = file.data
         }
         do {
-            return .loaded(try PropertyListFile.decode(data), nil)
+            return .loaded(try PropertyListFile.decode(data))
         } catch {
             let aside = path + ".corrupt-" + stamp(now)
             guard rename(path, aside) == 0 else {

@@ -6,7 +6,7 @@ import NIOPosix
 /// did is recorded, on the loop, when it answers.
 protocol SnapshotSource: AnyObject {
     func snapshot(of dirty: Set<DomainName>) -> WriteBehind.Snapshot
-    func record(_ outcome: FlushOutcome)
+    func record(_ outcome: FlushOutcome, of snapshot: WriteBehind.Snapshot)
 }
 
 /// What a flush did, as the writer answers it to the loop: the files it wrote or removed, the
@@ -77,19 +77,12 @@ extension DomainFiles {
         }
         // Staged side by side: the fsyncs of several files overlap; the renames below then put them in place together.
         let results = snapshot.domains.concurrentMap { (domain, values) in
-            Result { () throws(DefaultsError) in
-                try stage(
-                    domain, values: values, knowing: snapshot.versions,
-                    keepingUnseenAside: snapshot.keepUnseenAside.contains(domain))
-            }
+            Result { () throws(DefaultsError) in try stage(domain, values: values) }
         }
         var staged: [(domain: DomainName, change: StagedChange)] = []
         for ((domain, _), result) in zip(snapshot.domains, results) {
             switch result {
-            case .success(.written(let change, let keptAside)):
-                staged.append((domain, change))
-                if let keptAside { outcome.keptAside[domain] = keptAside }
-            case .success(.deferred): outcome.deferred.insert(domain)
+            case .success(let change): staged.append((domain, change))
             case .failure(let error): outcome.failures[domain] = error
             }
         }
@@ -101,11 +94,19 @@ extension DomainFiles {
         } catch {
             for (_, change) in staged { change.discard() }
             for (domain, _) in snapshot.domains { outcome.failures[domain] = error }
-            outcome.deferred = []
             return outcome
         }
-        for (domain, error) in commit(staged.map(\.change), reportingAs: staged.map(\.domain)) { outcome.failures[domain] = error }
-        for (domain, change) in staged where outcome.failures[domain] == nil {
+        let committed = commit(staged.map(\.change), reportingAs: staged.map(\.domain)) { domain, change in
+            var keptAside: FileVersion?
+            let gate = admit(
+                change, of: domain, knowing: snapshot.versions, keepingUnseenAside: snapshot.keepUnseenAside.contains(domain),
+                keptAside: &keptAside)
+            if let keptAside { outcome.keptAside[domain] = keptAside }
+            return gate
+        }
+        for (domain, error) in committed.failures { outcome.failures[domain] = error }
+        outcome.deferred = Set(committed.skipped)
+        for (domain, change) in staged where outcome.failures[domain] == nil && !outcome.deferred.contains(domain) {
             switch change.action {
             case .replace: if let version = change.version { outcome.written[domain] = .version(version) }
             case .remove: outcome.written[domain] = .removed

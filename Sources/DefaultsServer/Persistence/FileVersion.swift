@@ -35,16 +35,25 @@ struct FileVersion: Sendable, Hashable {
 }
 
 /// Which versions of each domain file the daemon already holds in memory: those it wrote, read
-/// at load, or took in as a hand edit; and the version it refused, if any. With it the daemon
-/// tells its own writes from a person's, and never writes a domain over an edit it has not read.
+/// at load, or took in as a hand edit; what the newest of them held, the bases a hand edit is
+/// merged against; and the version it refused, if any. With it the daemon tells its own writes
+/// from a person's, never writes a domain over an edit it has not read, and takes in of an edit
+/// only what the edit changed.
 ///
 /// Owned by the state-owning event loop, in ``DomainTable``. The writer thread gets a copy in
 /// each snapshot and answers what it wrote (``FlushOutcome``); the loop records that here. File
 /// events for a domain whose flush is in flight wait for the flush (``WriteBehind/afterFlush(_:)``),
 /// so the loop never reads the daemon's own write before it has recorded it.
 struct KnownFileVersions: Sendable {
-    /// The last few versions per domain, newest last.
-    private var recent: [DomainName: [FileVersion]] = [:]
+    /// A state of the domain's file that memory held: its version (nil for "no file") and,
+    /// for the newest few, its values.
+    private struct Known: Sendable {
+        var version: FileVersion?
+        var values: [String: PlistValue]?
+    }
+
+    /// The last few states per domain, newest last.
+    private var recent: [DomainName: [Known]] = [:]
     /// Domains whose file the daemon itself removed last.
     private var removed: Set<DomainName> = []
     private var rejected: [DomainName: FileVersion] = [:]
@@ -53,15 +62,20 @@ struct KnownFileVersions: Sendable {
 
     /// Enough to cover a write in flight while an edit is read.
     private static let kept = 4
+    /// How many of them keep their values as bases: a writer's edit starts from the daemon's last
+    /// write, or from the one before when it read the file just before that write landed. Each
+    /// costs at most one domain's size, and only while memory has moved on from it.
+    private static let keptBases = 2
 
-    /// Memory holds what `version` of the domain's file holds.
-    mutating func remember(_ version: FileVersion, of domain: DomainName) {
-        var versions = recent[domain] ?? []
-        versions.removeAll { $0 == version }
-        versions.append(version)
-        if versions.count > Self.kept { versions.removeFirst(versions.count - Self.kept) }
-        recent[domain] = versions
-        removed.remove(domain)
+    /// Memory holds what `version` of the domain's file holds: `values`, when known.
+    mutating func remember(_ version: FileVersion?, of domain: DomainName, holding values: [String: PlistValue]? = nil) {
+        var states = recent[domain] ?? []
+        if let version { states.removeAll { $0.version == version } }
+        states.append(Known(version: version, values: values))
+        if states.count > Self.kept { states.removeFirst(states.count - Self.kept) }
+        for index in states.indices.dropLast(Self.keptBases) { states[index].values = nil }
+        recent[domain] = states
+        if version != nil { removed.remove(domain) }
     }
 
     /// The daemon removed the domain's file (the domain became empty), or saw it removed.
@@ -70,12 +84,18 @@ struct KnownFileVersions: Sendable {
     }
 
     func isKnown(_ version: FileVersion, of domain: DomainName) -> Bool {
-        recent[domain]?.contains(version) ?? false
+        recent[domain]?.contains { $0.version == version } ?? false
     }
 
     /// Whether the daemon's own last act on the domain's file was removing it.
     func removalIsKnown(of domain: DomainName) -> Bool {
         removed.contains(domain)
+    }
+
+    /// The values of the newest states of the domain's file that memory held, newest first: the
+    /// versions a writer's edit may have started from.
+    func bases(of domain: DomainName) -> [[String: PlistValue]] {
+        (recent[domain] ?? []).reversed().compactMap(\.values)
     }
 
     /// A version that could not be taken in: kept aside before the daemon next writes the domain.
@@ -92,13 +112,18 @@ struct KnownFileVersions: Sendable {
         rejected[domain] = nil
     }
 
-    /// Records what a flush did to the files: the versions it wrote, the files it removed, and
-    /// the refused versions it kept aside.
-    mutating func record(_ outcome: FlushOutcome) {
+    /// Records what a flush did to the files: the versions it wrote, with the values of the
+    /// snapshot it wrote them from; the files it removed; the refused versions it kept aside.
+    mutating func record(_ outcome: FlushOutcome, of snapshot: WriteBehind.Snapshot) {
+        guard !outcome.written.isEmpty || !outcome.keptAside.isEmpty else { return }
+        var written: [DomainName: [String: PlistValue]] = [:]
+        for (domain, values) in snapshot.domains where outcome.written[domain] != nil { written[domain] = values }
         for (domain, file) in outcome.written {
             switch file {
-            case .version(let version): remember(version, of: domain)
-            case .removed: rememberRemoval(of: domain)
+            case .version(let version): remember(version, of: domain, holding: written[domain])
+            case .removed:
+                rememberRemoval(of: domain)
+                remember(nil, of: domain, holding: [:])
             }
         }
         for (domain, version) in outcome.keptAside { clearRejected(of: domain, ifItIs: version) }

@@ -144,7 +144,7 @@ final class WriteBehind {
             var snapshot = source.snapshot(of: [])
             snapshot.exactGenerations = true
             return writer.write(snapshot).assumeIsolated().flatMapThrowing { [self] outcome in
-                flushAnswered(outcome)
+                flushAnswered(outcome, of: snapshot)
                 runAfterFlushActions()
                 if let failure = outcome.failures.values.first { throw failure }
             }.nonisolated()
@@ -161,8 +161,8 @@ final class WriteBehind {
     }
 
     /// Records what the writer did and ends the flush.
-    private func flushAnswered(_ outcome: FlushOutcome) {
-        source.record(outcome)
+    private func flushAnswered(_ outcome: FlushOutcome, of snapshot: Snapshot) {
+        source.record(outcome, of: snapshot)
         flushInFlight = false
         domainsInFlight = []
     }
@@ -231,7 +231,7 @@ final class WriteBehind {
         firstDirtyAt = nil
         flushCount += 1
         writer.write(snapshot).assumeIsolated().whenSuccess { [self] outcome in
-            flushAnswered(outcome)
+            flushAnswered(outcome, of: snapshot)
             runAfterFlushActions()
             flushEnded(snapshot, upTo: sequence, outcome)
         }

@@ -78,7 +78,7 @@ final class InstalledBundles: ChangesetCheck {
             switch try DomainFiles.load(atPath: registryPath) {
             case .missing:
                 break
-            case .loaded(let values, _):
+            case .loaded(let values):
                 for (name, value) in values {
                     if case .string(let path) = value, let domain = try? DomainName(name) { registered[domain] = path }
                 }

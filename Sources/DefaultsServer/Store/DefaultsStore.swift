@@ -243,14 +243,25 @@ final class DefaultsStore {
     private func read(_ domain: DomainName) throws(DefaultsError) -> [String: PlistValue] {
         var values: [String: PlistValue] = [:]
         switch try files.load(domain) {
-        case .missing: break
+        case .missing: table.fileVersions.remember(nil, of: domain, holding: [:])
         case .loaded(let loaded, let version):
             values = loaded
-            if let version { table.fileVersions.remember(version, of: domain) }
-        case .corrupt(let reason, let movedTo):
-            logger.error(
-                "domain file could not be parsed; moved aside and starting empty",
-                metadata: ["domain": "\(domain)", "reason": "\(reason)", "movedTo": "\(movedTo)"])
+            table.fileVersions.remember(version, of: domain, holding: loaded)
+        case .torn(let reason, let version):
+            // A version judged torn before (an empty domain is not kept in memory) is kept once.
+            guard !table.fileVersions.isKnown(version, of: domain) else { break }
+            let keptAs = try files.keepTorn(version, of: domain)
+            // Known as holding nothing: the domain's next write replaces it, without waiting for it.
+            table.fileVersions.remember(version, of: domain, holding: [:])
+            logger.warning(
+                "domain file stayed empty, cut short or unparseable: starting the domain empty; the file stays until the domain is next written",
+                metadata: ["domain": "\(domain)", "reason": "\(reason)", "keptAs": "\(keptAs ?? "nothing to keep")"])
+        }
+        let size = DomainState.size(of: values)
+        guard size <= maximumDomainBytes else {
+            throw DefaultsError(
+                .tooLarge,
+                "\(domain)'s file holds \(size) bytes, more than the \(maximumDomainBytes) a domain may; it is left as it is and not served")
         }
         logger.debug("loaded domain", metadata: ["domain": "\(domain)", "keys": "\(values.count)"])
         return values

@@ -67,10 +67,10 @@ final class DomainTable: SnapshotSource {
             durableLedger: durableLedger)
     }
 
-    /// What a flush wrote: the files' versions and the ledger now durable.
-    func record(_ outcome: FlushOutcome) {
+    /// What a flush of `snapshot` wrote: the files' versions and what they hold, and the ledger now durable.
+    func record(_ outcome: FlushOutcome, of snapshot: WriteBehind.Snapshot) {
         eventLoop.preconditionInEventLoop()
-        fileVersions.record(outcome)
+        fileVersions.record(outcome, of: snapshot)
         if let written = outcome.ledger { durableLedger = written }
     }
 }

@@ -89,6 +89,7 @@ struct LineFrameDecoder {
     /// The number of bytes before the next newline of `buffer`, searching only past the part
     /// already scanned; nil when there is none yet.
     private func lengthOfNextLine() -> Int? {
+        // Called only from `next`, inside its `while buffer != nil`.
         buffer!.withUnsafeReadableBytes { LineFraming.newline(in: $0, from: scanned) }
     }
 

@@ -40,9 +40,8 @@ final class DomainFileWatcher {
     /// The version of each domain's file that could not be taken in, and when it was first seen.
     private var suspects: [DomainName: (version: FileVersion, since: NIODeadline)] = [:]
 
-    /// The default of `tornDelay`: far longer than any writer takes between its write and its
-    /// close, and short enough that a program starting after a crash finds the last good file.
-    static let standardTornDelay = TimeAmount.seconds(1)
+    /// The default of `tornDelay`: the settle time a file is judged by at load too.
+    static let standardTornDelay = DomainFiles.settleTime
 
     init(
         store: DefaultsStore, files: DomainFiles, watcher: DirectoryWatcher, settleDelay: TimeAmount = .milliseconds(5),
@@ -118,11 +117,13 @@ final class DomainFileWatcher {
             // The daemon removes a domain's file itself when the domain becomes empty.
             guard !store.fileVersions.removalIsKnown(of: domain) else { return }
             store.fileVersions.rememberRemoval(of: domain)
-            apply(Changeset.difference(from: memory, to: [:], domain: domain), path: path, version: nil)
+            apply(Changeset.difference(from: memory, to: [:], domain: domain), path: path, version: nil, holding: [:])
         case .parsed(let values, let version):
             suspects[domain] = nil
             guard !store.fileVersions.isKnown(version, of: domain) else { return }
-            apply(Changeset.difference(from: memory, to: values, domain: domain), path: path, version: version)
+            apply(
+                DomainFileWatcher.changes(from: store.fileVersions.bases(of: domain), to: values, memory: memory, domain: domain),
+                path: path, version: version, holding: values)
         case .beingWritten(let version):
             suspect(version, of: domain, path: path, reason: "the file is empty")
         case .unparseable(let reason, let version):
@@ -158,7 +159,25 @@ final class DomainFileWatcher {
         store.writeBack(domain)
     }
 
-    private func apply(_ changeset: Changeset, path: String, version: FileVersion?) {
+    /// What an edit changed: the difference between the file and the state it was made from,
+    /// applied over memory, so that what reached memory meanwhile (a write through the socket not
+    /// yet on disk, or one that landed after the editor read the file) stays. The state it was made
+    /// from is the known state closest to it: the daemon's last write, or the one before when the
+    /// writer read the file just before that write landed (Foundation writes its whole domain). With
+    /// no known state, memory is the base, and the file is taken as it stands.
+    static func changes(
+        from bases: [[String: PlistValue]], to file: [String: PlistValue], memory: [String: PlistValue], domain: DomainName
+    ) -> Changeset {
+        var best = Changeset.difference(from: memory, to: file, domain: domain)
+        var closest = Int.max
+        for base in bases {
+            let changes = Changeset.difference(from: base, to: file, domain: domain)
+            if changes.count < closest { (best, closest) = (changes, changes.count) }
+        }
+        return best
+    }
+
+    private func apply(_ changeset: Changeset, path: String, version: FileVersion?, holding values: [String: PlistValue]) {
         let domain = changeset.domain
         do throws(DefaultsError) {
             if !changeset.isEmpty {
@@ -166,8 +185,10 @@ final class DomainFileWatcher {
                 logger.info("took in a domain file edited outside the daemon", metadata: [
                     "file": "\(path)", "keys": "\(changeset.count)"])
             }
-            if let version { store.fileVersions.remember(version, of: domain) }
+            if let version { store.fileVersions.remember(version, of: domain, holding: values) }
             store.fileVersions.clearRejected(of: domain)
+            // Memory kept what the edit did not change: the file gets it back.
+            if store.loadedValues(of: domain) != values { store.writeBack(domain) }
         } catch {
             if let version { reject(version, of: domain, path: path, reason: error.message) }
         }
