@@ -279,6 +279,10 @@ import Testing
         #expect(try run(daemon, "read", "com.stdin").out == (try run(daemon, "read", "com.src")).out)
         let bad = try run(daemon, "import", "com.x", directory + "/missing.plist")
         #expect(bad.status == 1 && bad.message == "Could not read data from \(directory)/missing.plist\n")
+        // A FIFO is refused at once, never waited on.
+        mkfifo(directory + "/fifo.plist", 0o600)
+        let fifo = try run(daemon, "import", "com.x", directory + "/fifo.plist")
+        #expect(fifo.status == 1 && fifo.message == "Could not read data from \(directory)/fifo.plist: it is a FIFO, not a regular file\n", "\(fifo.message)")
         let notDict = try run(daemon, "import", "com.x", "-", input: "(1, 2)")
         #expect(notDict.status == 1 && notDict.message.hasSuffix(" was not a dictionary\nDefaults have not been changed.\n"))
     }

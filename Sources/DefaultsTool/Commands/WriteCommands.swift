@@ -116,10 +116,14 @@ extension Command {
         if path == "-" {
             data = standardInput()
         } else {
-            guard let contents = FileManager.default.contents(atPath: path) else {
-                throw ToolError.failure("Could not read data from \(path)")
+            // A regular file within the size any property-list reader takes: a FIFO or a link to
+            // /dev/zero is refused, never waited on.
+            switch RegularFile.read(atPath: path, maximumBytes: PropertyListLimits.maximumFileBytes) {
+            case .success(let file): data = file.data
+            // macOS's words for a missing file; the reason for anything else.
+            case .failure(.missing): throw ToolError.failure("Could not read data from \(path)")
+            case .failure(let failure): throw ToolError.failure("Could not read data from \(path): it \(failure)")
             }
-            data = contents
         }
         let root: PlistValue
         do {
