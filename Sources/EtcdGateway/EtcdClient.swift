@@ -41,10 +41,13 @@ public final class EtcdClient: Sendable {
         public var trustedCAFile: String?
         /// How long one member has to accept a connection before the next one is tried.
         public var connectTimeout: TimeAmount = .milliseconds(500)
-        /// How long one request (not a watch) may take on one member before the next is asked.
-        /// Short, because a member asked while its cluster elects a new leader holds the request
-        /// until etcd's own timeout (about 6 s) even though the election takes well under a second;
-        /// by the time the next member is asked, there is a leader again.
+        /// How long one request may take on one member before the next is asked: one deadline
+        /// from the connection to the last byte of the answer, so a member that sends its headers
+        /// and then stalls is a timeout, not a wait. A watch has it until its first line; the
+        /// stream after that is long-lived, and the caller's periodic check finds it when it goes
+        /// quiet. Short, because a member asked while its cluster elects a new leader holds the
+        /// request until etcd's own timeout (about 6 s) even though the election takes well under
+        /// a second; by the time the next member is asked, there is a leader again.
         public var requestTimeout: TimeAmount = .seconds(1)
         /// The most bytes one answer, or one line of the watch stream, may hold. etcd refuses
         /// requests over 1.5 MiB by default, so one value is smaller than that; a larger answer
@@ -53,6 +56,15 @@ public final class EtcdClient: Sendable {
         /// How many keys one page of a range asks for: a range is read in pages, each within
         /// ``maximumMessageBytes``, all at the revision of the first.
         public var keysPerPage = 16
+        /// The most keys one range may hold over all its pages: 65,536. A person's roaming
+        /// preferences are some thousands of keys, and a member that keeps answering "more" is
+        /// stopped after 4,096 pages of the default 16 keys, each within ``requestTimeout``.
+        public var maximumRangeKeys = 1 << 16
+        /// The most bytes of keys and values one range may hold over all its pages: 64 MiB, twice
+        /// what one answer may hold (``maximumMessageBytes``), and sixteen domains at the
+        /// daemon's default limit of 4 MiB each. A range is held whole before it is applied, so
+        /// this is the most that paging lets a member make the client hold.
+        public var maximumRangeBytes = 64 << 20
 
         public init(endpoints: [String]) { self.endpoints = endpoints }
     }
@@ -93,23 +105,24 @@ public final class EtcdClient: Sendable {
     // MARK: - Requests
 
     /// Every key that starts with `prefix`, at the cluster's current revision, read in pages of
-    /// ``Configuration/keysPerPage`` keys, each page at the revision of the first.
+    /// ``Configuration/keysPerPage`` keys, each page at the revision of the first and from right
+    /// after the last key of the one before. A range past ``Configuration/maximumRangeKeys`` or
+    /// ``Configuration/maximumRangeBytes``, or a page that does not advance, is
+    /// ``EtcdError/malformed(_:)`` (``EtcdRangePages``).
     public func range(prefix: String) async throws(EtcdError) -> EtcdRange {
-        var keyValues: [EtcdKeyValue] = []
-        var revision: Int64?
+        var pages = EtcdRangePages(
+            keysPerPage: configuration.keysPerPage, maximumKeys: configuration.maximumRangeKeys,
+            maximumBytes: configuration.maximumRangeBytes)
         var start = GatewayJSON.base64(prefix)
         while true {
             var body: [String: JSON] = [
                 "key": start, "range_end": GatewayJSON.prefixEnd(prefix), "limit": .string(String(configuration.keysPerPage)),
             ]
-            if let revision { body["revision"] = .string(String(revision)) }
-            let page = try GatewayJSON.rangePage(try await post("/v3/kv/range", .object(body)))
-            if revision == nil { revision = page.revision }
-            keyValues += page.keyValues
-            guard let next = page.nextStart else { break }
+            if let revision = pages.revision { body["revision"] = .string(String(revision)) }
+            guard let next = try pages.take(try await post("/v3/kv/range", .object(body))) else { break }
             start = next
         }
-        return EtcdRange(revision: revision ?? 0, keyValues: keyValues)
+        return pages.range
     }
 
     /// One transaction: when every compare holds, `success` runs, else `failure`; all at one revision.
@@ -137,8 +150,13 @@ public final class EtcdClient: Sendable {
     /// going silent. It asks for progress notifications too, which carry the cluster's revision
     /// on a quiet stream when the cluster sends them. A member that freezes sends nothing at all;
     /// the caller's own check of the members finds that (``status(ofMember:)``).
+    ///
+    /// Setting the stream up, until its first line (etcd answers a new watch at once, with
+    /// `created` or a refusal), has ``Configuration/requestTimeout``: a member that accepts the
+    /// connection and then says nothing is ``EtcdError/unreachable(_:)`` within it. `receive`
+    /// runs in a child task of this call, and never after it returns.
     public func watch(
-        prefix: String, from revision: Int64, member: Int, receive: @Sendable (EtcdWatchMessage) async throws -> Void
+        prefix: String, from revision: Int64, member: Int, receive: @escaping @Sendable (EtcdWatchMessage) async throws -> Void
     ) async throws {
         let body: JSON = [
             "create_request": [
@@ -146,24 +164,28 @@ public final class EtcdClient: Sendable {
                 "start_revision": .string(String(revision)), "progress_notify": true,
             ]
         ]
-        let response = try await send("/v3/watch", body, streaming: true, members: [member])
-        // The gateway writes one JSON message per line, cut by NIOExtras' LineBasedFrameDecoder
-        // (the framing the client library's connection uses); a line longer than the limit is
-        // malformed.
-        let framer = NIOSingleStepByteToMessageProcessor(LineBasedFrameDecoder(), maximumBufferSize: configuration.maximumMessageBytes)
-        for try await part in response.body {
-            var lines: [ByteBuffer] = []
-            do {
-                try framer.process(buffer: part) { lines.append($0) }
-            } catch {
-                throw EtcdError.malformed("a watch line longer than \(configuration.maximumMessageBytes) bytes")
-            }
-            for line in lines where line.readableBytes > 0 {
-                let json: JSON
-                do { json = try JSONParser.parse(Array(line.readableBytesView)) } catch { throw EtcdError.malformed("a watch line that is not JSON") }
-                let message = try GatewayJSON.watchMessage(json)
-                try await receive(message)
-                if message.canceled { return }
+        let maximum = configuration.maximumMessageBytes
+        try await send("/v3/watch", body, streaming: true, members: [member]) { (response, setUp) async throws -> Void in
+            // The gateway writes one JSON message per line, cut by NIOExtras' LineBasedFrameDecoder
+            // (the framing the client library's connection uses); a line longer than the limit is
+            // malformed.
+            let framer = NIOSingleStepByteToMessageProcessor(LineBasedFrameDecoder(), maximumBufferSize: maximum)
+            for try await part in response.body {
+                var lines: [ByteBuffer] = []
+                do {
+                    try framer.process(buffer: part) { lines.append($0) }
+                } catch {
+                    throw EtcdError.malformed("a watch line longer than \(maximum) bytes")
+                }
+                for line in lines where line.readableBytes > 0 {
+                    setUp()
+                    guard let json = try? JSONParser.parse(Array(line.readableBytesView)) else {
+                        throw EtcdError.malformed("a watch line that is not JSON")
+                    }
+                    let message = try GatewayJSON.watchMessage(json)
+                    try await receive(message)
+                    if message.canceled { return }
+                }
             }
         }
     }

@@ -220,7 +220,7 @@ package enum GatewayJSON {
     }
 
     /// One page of a range answer: its keys, its revision, and where the next page starts
-    /// (nil on the last page).
+    /// (nil on the last page). Alone it checks nothing across pages; ``EtcdRangePages`` does.
     package static func rangePage(_ answer: JSON) throws(EtcdError) -> (keyValues: [EtcdKeyValue], revision: Int64, nextStart: JSON?) {
         let kvs = array(answer["kvs"])
         let keyValues = try kvs.map { json throws(EtcdError) in try keyValue(json) }
@@ -255,5 +255,80 @@ package enum GatewayJSON {
         if case .string(let message)? = json["message"] { return .refused(code: code, message: message) }
         if case .string(let message)? = json["error"] { return .refused(code: code, message: message) }
         return .refused(code: code, message: "\(json)")
+    }
+}
+
+// MARK: - A range read in pages
+
+/// A range read in pages, each asked from right after the last key of the page before and all
+/// at the revision of the first: the pages' keys gathered, each page held to what etcd sends.
+///
+/// A member that answers "more" for ever must neither keep a read going nor make it hold more
+/// and more. So every page advances (its keys in ascending byte order, the first after the last
+/// key of the page before), a page that says more follows holds every key asked for (etcd sets
+/// `more` only when it cut the page at the limit), and the whole range stays within
+/// `maximumKeys` keys and `maximumBytes` bytes. A read therefore takes at most
+/// `maximumKeys / keysPerPage + 1` pages; past any of these rules it fails with
+/// ``EtcdError/malformed(_:)``.
+///
+/// ```swift
+/// var pages = EtcdRangePages(keysPerPage: 16, maximumKeys: 1 << 16, maximumBytes: 64 << 20)
+/// var start = GatewayJSON.base64(prefix)
+/// while let next = try pages.take(try await page(from: start, at: pages.revision)) { start = next }
+/// let range = pages.range
+/// ```
+package struct EtcdRangePages: Sendable {
+    package let keysPerPage: Int
+    package let maximumKeys: Int
+    package let maximumBytes: Int
+    /// The revision of the first page, at which every later page is asked.
+    package private(set) var revision: Int64?
+    private var keyValues: [EtcdKeyValue] = []
+    /// The bytes of the keys and values gathered, as they are held.
+    private var bytes = 0
+    /// The last key read, as bytes: etcd orders keys by their bytes, which the text form (with
+    /// replacement characters for bytes that are not UTF-8) does not keep.
+    private var lastKey: [UInt8]?
+
+    package init(keysPerPage: Int, maximumKeys: Int, maximumBytes: Int) {
+        precondition(keysPerPage > 0, "a range page asks for at least one key")
+        self.keysPerPage = keysPerPage
+        self.maximumKeys = maximumKeys
+        self.maximumBytes = maximumBytes
+    }
+
+    /// Every key read so far, at the first page's revision.
+    package var range: EtcdRange { EtcdRange(revision: revision ?? 0, keyValues: keyValues) }
+
+    /// Takes one page's answer, and returns where the next page starts (the gateway's base64
+    /// form of a key), or nil when it was the last.
+    package mutating func take(_ answer: JSON) throws(EtcdError) -> JSON? {
+        let kvs = GatewayJSON.array(answer["kvs"])
+        guard kvs.count <= keysPerPage else {
+            throw .malformed("a range page of \(kvs.count) keys where at most \(keysPerPage) were asked for")
+        }
+        let more = GatewayJSON.bool(answer["more"])
+        if more && kvs.count < keysPerPage {
+            throw .malformed("a range page that says more follows with \(kvs.count) of the \(keysPerPage) keys asked for")
+        }
+        guard keyValues.count + kvs.count <= maximumKeys else { throw .malformed("a range of more than \(maximumKeys) keys") }
+        let page = try GatewayJSON.rangePage(answer)
+        for json in kvs {
+            guard case .string(let encoded)? = json["key"], let key = Data(base64Encoded: encoded).map({ [UInt8]($0) }) else {
+                throw .malformed("a range key that is not base64")
+            }
+            if let lastKey, !lastKey.lexicographicallyPrecedes(key) {
+                throw .malformed("a range page that does not advance: a key that is not after the one before it")
+            }
+            lastKey = key
+        }
+        let pageBytes = page.keyValues.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count }
+        guard bytes + pageBytes <= maximumBytes else {
+            throw .malformed("a range of more than \(maximumBytes) bytes of keys and values")
+        }
+        if revision == nil { revision = page.revision }
+        keyValues += page.keyValues
+        bytes += pageBytes
+        return more ? page.nextStart : nil
     }
 }
