@@ -30,12 +30,18 @@ enum SettingsPageLatency {
             kill(process.processIdentifier, SIGTERM)
             process.waitUntilExit()
         }
-        var address = ""
-        while !address.hasSuffix("\n") {
+        // The printed line names the address once the app serves; the token, printed only to a
+        // terminal, is in the address file beside the launch page.
+        var printed = ""
+        while !printed.hasSuffix("\n") {
             let chunk = output.fileHandleForReading.availableData
             if chunk.isEmpty { throw LineSocket.Failure(description: "defaultsd-settings printed no address") }
-            address += String(decoding: chunk, as: UTF8.self)
+            printed += String(decoding: chunk, as: UTF8.self)
         }
+        guard case .success(let file) = RegularFile.read(atPath: directory + "/defaultsd/settings-url", maximumBytes: 4096) else {
+            throw LineSocket.Failure(description: "defaultsd-settings wrote no address file")
+        }
+        let address = String(decoding: file.data, as: UTF8.self)
         let page = address.trimmingCharacters(in: .whitespacesAndNewlines).replacingOccurrences(of: "/?token=", with: "/apps/\(domain)?token=")
         return try blocking {
             let browser = try await Chromium.start()

@@ -5,7 +5,9 @@ import Foundation
 /// of iOS's `UIApplication.openSettingsURLString`: hand it to `xdg-open` and the person lands on
 /// the app's settings. It is the Settings app's launch page (`$XDG_RUNTIME_DIR/defaultsd/settings.html`,
 /// mode 0600, written when the app starts), with the pane after `#`: the page holds the token
-/// and posts it, so the token is never on a command line, where every user could read it.
+/// and posts it, so the token is never on a command line, where every user could read it. A
+/// token opens the app once; the app then puts a new page with the next token at the same path,
+/// so the same address opens it again.
 ///
 /// ```swift
 /// if let address = try? SettingsAppAddress.forDomain("com.example.BridgeControl") {

@@ -1,5 +1,6 @@
 import DefaultsCore
 import Foundation
+import Logging
 
 /// An app's name and icon as its freedesktop desktop entry gives them. On Linux that is where a
 /// person's apps are named (menus, docks), and an entry's ID is a reverse-DNS name like a
@@ -56,7 +57,7 @@ struct DesktopEntry: Sendable, Equatable {
 /// Where desktop entries and their icons are found: `applications/` and `icons/hicolor/` (then
 /// `pixmaps/`) under `$XDG_DATA_HOME`, then under each of `$XDG_DATA_DIRS`, as the
 /// freedesktop specifications say. Every file is read as a regular file (a FIFO or a device is
-/// skipped, never waited on) and size-capped.
+/// skipped, never waited on) and size-capped (``DiskFile``); one refused is logged by name.
 ///
 /// ```swift
 /// let lookup = DesktopEntryLookup(environment: ProcessInfo.processInfo.environment)
@@ -64,13 +65,15 @@ struct DesktopEntry: Sendable, Equatable {
 /// ```
 struct DesktopEntryLookup: Sendable {
     let dataDirectories: [String]
+    let logger: Logger
 
     /// The largest icon served: a hicolor icon is a few kilobytes, a large PNG well under this.
     static let maximumIconBytes = 1 << 20
     /// Sizes looked at, best first: a scalable icon, then the largest bitmaps.
     static let sizes = ["scalable", "512x512", "256x256", "128x128", "96x96", "64x64", "48x48", "32x32", "24x24", "16x16"]
 
-    init(environment: [String: String]) {
+    init(environment: [String: String], logger: Logger = Logger(label: "defaultsd-settings")) {
+        self.logger = logger
         let home = environment["HOME"] ?? NSHomeDirectory()
         let dataHome = environment["XDG_DATA_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? home + "/.local/share"
         let system = (environment["XDG_DATA_DIRS"].flatMap { $0.isEmpty ? nil : $0 } ?? "/usr/local/share:/usr/share")
@@ -82,10 +85,9 @@ struct DesktopEntryLookup: Sendable {
     func entry(for domain: String) -> DesktopEntry? {
         guard (try? DomainName(domain)) != nil else { return nil }
         for directory in dataDirectories {
-            guard case .success(let file) = RegularFile.read(
-                atPath: "\(directory)/applications/\(domain).desktop", maximumBytes: DesktopEntry.maximumBytes)
+            guard let data = DiskFile.read("\(directory)/applications/\(domain).desktop", maximumBytes: DesktopEntry.maximumBytes, logger: logger)
             else { continue }
-            return DesktopEntry(parsing: String(decoding: file.data, as: UTF8.self))
+            return DesktopEntry(parsing: String(decoding: data, as: UTF8.self))
         }
         return nil
     }
@@ -94,7 +96,7 @@ struct DesktopEntryLookup: Sendable {
     /// up in the hicolor theme and then in `pixmaps`. Nil when nothing suitable exists.
     func iconFile(named icon: String) -> String? {
         if icon.hasPrefix("/") {
-            return ImageType.contentType(of: icon) != nil && Self.isReadableFile(icon) ? icon : nil
+            return ImageType.contentType(of: icon) != nil && isServable(icon) ? icon : nil
         }
         guard !icon.isEmpty, !icon.hasPrefix("."),
             icon.unicodeScalars.allSatisfy({ CharacterSet.alphanumerics.contains($0) || "._-".unicodeScalars.contains($0) })
@@ -110,7 +112,7 @@ struct DesktopEntryLookup: Sendable {
         for directory in dataDirectories {
             candidates += ["\(directory)/pixmaps/\(icon).png", "\(directory)/pixmaps/\(icon).svg"]
         }
-        return candidates.first(where: Self.isReadableFile)
+        return candidates.first(where: isServable)
     }
 
     /// Whether `entry` names an icon that exists.
@@ -119,14 +121,13 @@ struct DesktopEntryLookup: Sendable {
     /// The icon of the app whose domain this is: its bytes and content type.
     func icon(for domain: String) -> (bytes: [UInt8], contentType: String)? {
         guard let name = entry(for: domain)?.icon, let path = iconFile(named: name), let type = ImageType.contentType(of: path),
-            case .success(let file) = RegularFile.read(atPath: path, maximumBytes: Self.maximumIconBytes)
+            let data = DiskFile.read(path, maximumBytes: Self.maximumIconBytes, logger: logger)
         else { return nil }
-        return ([UInt8](file.data), type)
+        return ([UInt8](data), type)
     }
 
-    private static func isReadableFile(_ path: String) -> Bool {
-        var status = stat()
-        return stat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFREG && status.st_size <= maximumIconBytes
+    private func isServable(_ path: String) -> Bool {
+        DiskFile.isServable(path, maximumBytes: Self.maximumIconBytes, logger: logger)
     }
 }
 

@@ -2,6 +2,7 @@ import DefaultsClient
 import DefaultsCore
 import Foundation
 import Hummingbird
+import Logging
 import SettingsBundles
 
 /// The page's JSON API, each call one or two daemon requests (docs/SETTINGS-APP.md, "API").
@@ -13,8 +14,13 @@ struct SettingsAPI: Sendable {
     let desktopEntries: DesktopEntryLookup
     /// The GSettings schemas of the domains GSettings programs keep here.
     let schemas: GSettingsSchemas
+    /// Where a refused image is named.
+    let logger: Logger
     /// A request body is one small JSON object.
     static let maximumBodyBytes = 64 << 10
+    /// The largest bundle image served: a slider's end images are a few kilobytes, and even a
+    /// large PNG is well under this.
+    static let maximumImageBytes = 4 << 20
 
     struct Failure: Error {
         let status: HTTPResponse.Status
@@ -140,13 +146,14 @@ struct SettingsAPI: Sendable {
     }
 
     /// The bytes of an image the bundle names (a slider's MinimumValueImage, say), from the
-    /// bundle's own folder only.
+    /// bundle's own folder only, and only a regular file of at most ``maximumImageBytes``
+    /// (``DiskFile``): anything else is answered as no such image.
     func image(_ domain: String, name: String) async throws -> (bytes: [UInt8], contentType: String) {
         let allowed = name.unicodeScalars.allSatisfy { CharacterSet.alphanumerics.contains($0) || "._-@ ".unicodeScalars.contains($0) }
         guard allowed, !name.hasPrefix("."), !name.isEmpty else { throw Failure(status: .notFound, code: "not_found", message: "no such image") }
         let described = try await ask(.request(.describeBundle, ["domain": .string(domain)]))
         guard case .string(let folder)? = described["path"],
-            let data = FileManager.default.contents(atPath: folder + "/" + name)
+            let data = DiskFile.read(folder + "/" + name, maximumBytes: Self.maximumImageBytes, logger: logger)
         else { throw Failure(status: .notFound, code: "not_found", message: "no such image") }
         return ([UInt8](data), ImageType.contentType(of: name) ?? "application/octet-stream")
     }

@@ -10,7 +10,8 @@ import ServiceLifecycle
 /// The routes: the access guard, the page and its assets, and the JSON API.
 extension SettingsServer {
     func application(host: String, port: Int, onRunning: @escaping @Sendable (Int) -> Void) -> some ApplicationProtocol {
-        let guardMiddleware = AccessGuard<BasicWebSocketRequestContext>(keys: keys, port: boundPort)
+        let guardMiddleware = AccessGuard<BasicWebSocketRequestContext>(
+            keys: keys, port: boundPort, replaced: { token in self.replaceLaunchToken(with: token) })
         let base = Router(context: BasicWebSocketRequestContext.self)
         base.add(middleware: guardMiddleware)
         // Every address of the app lies under the session's prefix (``SessionKeys``).
@@ -56,8 +57,8 @@ extension SettingsServer {
     /// session's prefix in `application`; a bare router in the route tests).
     func addRoutes(to router: RouterGroup<BasicWebSocketRequestContext>) {
         let api = SettingsAPI(
-            relay: relay, desktopEntries: DesktopEntryLookup(environment: ProcessInfo.processInfo.environment),
-            schemas: GSettingsSchemas(tool: configuration.schemaTool))
+            relay: relay, desktopEntries: DesktopEntryLookup(environment: ProcessInfo.processInfo.environment, logger: logger),
+            schemas: GSettingsSchemas(tool: configuration.schemaTool), logger: logger)
 
         let page = self.page
         for path in ["/", "/apps/{domain}", "/domains/{domain}", "/search"] {
@@ -73,7 +74,7 @@ extension SettingsServer {
         router.get("/api/overview") { request, _ in
             try await Self.json { try await api.overview(acceptLanguage: request.headers[.acceptLanguage]) }
         }
-        // Only the file the icon theme lookup found for the app's own desktop entry, size-capped.
+        // Only the file the icon theme lookup found for the app's own desktop entry, size-capped (``DiskFile``).
         router.get("/api/apps/{domain}/icon") { _, context in
             guard let icon = api.desktopEntries.icon(for: try Self.decoded("domain", of: context)) else {
                 return Self.failure(SettingsAPI.Failure(status: .notFound, code: "not_found", message: "no icon"))

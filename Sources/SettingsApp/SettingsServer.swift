@@ -13,7 +13,9 @@ import ServiceLifecycle
 ///
 /// ```swift
 /// let server = SettingsServer(configuration: .init(port: 7641, socketPath: socket))
-/// try await server.run { address in print(address) }   // http://127.0.0.1:7641/?token=...
+/// try await server.run { opening in print(opening.line(toTerminal: isatty(STDOUT_FILENO) == 1)) }
+/// // a terminal: http://127.0.0.1:7641/?token=...
+/// // elsewhere:  http://127.0.0.1:7641/ (open it with: xdg-open /run/user/1000/defaultsd/settings.html)
 /// ```
 ///
 /// Owns the relay, the hub of live pages and the token; lives for the life of the process.
@@ -22,10 +24,12 @@ public final class SettingsServer: Sendable {
         /// 0 picks a free port.
         public var port: Int
         public var socketPath: String
-        /// Where the address with its token is written (mode 0600); nil writes none.
+        /// Where the address with its token is written (mode 0600), and written anew with each
+        /// token that replaces a traded one; nil writes none.
         public var addressFile: String?
         /// Where the launch page is written (mode 0600): a page a browser opens (`xdg-open` on its
-        /// path) that posts the token to the app, so the token is on no command line; nil writes none.
+        /// path) that posts the token to the app, so the token is on no command line. Once its
+        /// token is traded, a page with the next token replaces it; nil writes none.
         public var launchFile: String?
         /// The addresses listened on; the first decides the port when `port` is 0.
         public var hosts: [String]
@@ -50,8 +54,8 @@ public final class SettingsServer: Sendable {
     public let configuration: Configuration
     /// The launch token, the path prefix and the session secret, made when the server is.
     let keys: SessionKeys
-    /// The launch token: 128 random bits, in hex.
-    public var token: String { keys.launchToken }
+    /// The launch token not yet traded: 128 random bits, in hex. Each trade replaces it.
+    public var token: String { keys.launch.value }
     /// The page, with the prefix written in.
     let page: [UInt8]
     let hub = LiveHub()
@@ -68,11 +72,48 @@ public final class SettingsServer: Sendable {
         boundPort = NIOLockedValueBox(configuration.port)
     }
 
-    /// Serves until SIGTERM or SIGINT. `ready` gets the address with the token once every
-    /// listener is bound (and the address file is written).
+    /// Where the app is and how it is opened, once every listener is bound: what
+    /// `defaultsd-settings` prints.
+    public struct Opening: Sendable, Equatable, CustomStringConvertible {
+        /// `http://127.0.0.1:<port>/`, which by itself is refused.
+        public let address: String
+        /// The launch token not yet traded.
+        public let token: String
+        /// The launch page, when one is written.
+        public let launchFile: String?
+
+        public init(address: String, token: String, launchFile: String?) {
+            self.address = address
+            self.token = token
+            self.launchFile = launchFile
+        }
+
+        /// The line printed at start. The address with its token goes only to a terminal, which
+        /// the person who started the app reads. Anywhere else (a pipe, a file, or the journal a
+        /// systemd unit's output goes to, which the `adm` and `systemd-journal` groups can read)
+        /// it gets the address alone and the launch page to open instead.
+        public func line(toTerminal: Bool) -> String {
+            if toTerminal { return address + "?token=" + token }
+            guard let launchFile else { return address + " (its token is printed only to a terminal)" }
+            return address + " (open it with: xdg-open " + Self.shellWord(launchFile) + ")"
+        }
+
+        /// Without the token, so that a value logged or interpolated by mistake does not spill it.
+        public var description: String { line(toTerminal: false) }
+
+        /// `path` as one shell word, so the printed command can be pasted: as it is when a shell
+        /// leaves every character alone, else in single quotes.
+        static func shellWord(_ path: String) -> String {
+            let plain = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+:@%,".utf8)
+            return path.utf8.allSatisfy(plain.contains) ? path : "'" + path.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
+        }
+    }
+
+    /// Serves until SIGTERM or SIGINT. `ready` gets the address and the token once every
+    /// listener is bound (and the address file and the launch page are written).
     /// Throws ``AlreadyRunning`` when the address file names an instance that still answers:
     /// the file belongs to that one, and is neither replaced nor removed.
-    public func run(ready: @escaping @Sendable (String) -> Void) async throws {
+    public func run(ready: @escaping @Sendable (Opening) -> Void) async throws {
         guard let first = configuration.hosts.first else { return }
         if let file = configuration.addressFile, let running = Self.runningInstance(addressFile: file) { throw running }
         let (port, portContinuation) = AsyncStream.makeStream(of: Int.self)
@@ -86,11 +127,10 @@ public final class SettingsServer: Sendable {
                 services: [.init(service: relay), .init(service: primary), .init(service: others)],
                 gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
-        // Removed only while they are still this instance's own.
+        // Removed only while they are still this instance's own: each holds this instance's token.
         let bound = boundPort.withLockedValue { $0 }
-        if let file = configuration.addressFile, Self.contents(of: file) == address(port: bound) + "\n" {
+        for (file, contents) in launchFiles(port: bound, token: token) where Self.contents(of: file) == contents {
             unlink(file)
-            if let launch = configuration.launchFile, Self.contents(of: launch) == launchPage(port: bound) { unlink(launch) }
         }
     }
 
@@ -121,8 +161,12 @@ public final class SettingsServer: Sendable {
         return connected == 0 ? AlreadyRunning(port: port, addressFile: addressFile) : nil
     }
 
+    /// The largest address file or launch page read back (to find a running instance, or to
+    /// know a file is still this instance's own): each is under a kilobyte.
+    static let maximumOwnFileBytes = 64 << 10
+
     private static func contents(of path: String) -> String? {
-        guard case .success(let file) = RegularFile.read(atPath: path, maximumBytes: 64 << 10) else { return nil }
+        guard case .success(let file) = RegularFile.read(atPath: path, maximumBytes: maximumOwnFileBytes) else { return nil }
         return String(decoding: file.data, as: UTF8.self)
     }
 
@@ -132,15 +176,18 @@ public final class SettingsServer: Sendable {
         return "\(error)".contains("Address already in use")
     }
 
-    /// The address with the token, once the port is known.
-    func address(port: Int) -> String { "http://127.0.0.1:\(port)/?token=\(token)" }
+    /// The app's address, once the port is known; by itself it is refused.
+    func address(port: Int) -> String { "http://127.0.0.1:\(port)/" }
+
+    /// The address with `token`, as the address file holds it.
+    func address(port: Int, token: String) -> String { address(port: port) + "?token=" + token }
 
     /// Binds the remaining hosts on the first one's port, writes the address file, reports ready.
     private struct OtherListeners: Service {
         let server: SettingsServer
         let hosts: [String]
         let port: AsyncStream<Int>
-        let ready: @Sendable (String) -> Void
+        let ready: @Sendable (Opening) -> Void
 
         func run() async throws {
             var ports = port.makeAsyncIterator()
@@ -161,10 +208,11 @@ public final class SettingsServer: Sendable {
                     for await _ in bound.stream {}
                 }
                 for await _ in server.relay.firstAttempt {}
-                let address = server.address(port: port)
-                if let file = server.configuration.addressFile { try server.writePrivateFile(file, address + "\n") }
-                if let file = server.configuration.launchFile { try server.writePrivateFile(file, server.launchPage(port: port)) }
-                ready(address)
+                let opening = try server.keys.launch.withValue { (token: String) throws -> Opening in
+                    for (file, contents) in server.launchFiles(port: port, token: token) { try server.writePrivateFile(file, contents) }
+                    return Opening(address: server.address(port: port), token: token, launchFile: server.configuration.launchFile)
+                }
+                ready(opening)
                 // Each application shuts down by itself when the service group does (graceful
                 // shutdown reaches the child tasks), so a stop logs no error.
                 try await group.waitForAll()
@@ -172,19 +220,44 @@ public final class SettingsServer: Sendable {
         }
     }
 
-    /// Writes the address file in the daemon's runtime folder, which must be trusted as the
-    /// socket's is (``SocketTrust``): made here with mode 0700 when missing, and otherwise the
-    /// user's or root's, writable by no one else. The temporary file has a random name and is
-    /// created new (`O_EXCL`), never through a link (`O_NOFOLLOW`).
+    /// The files that hold `token`, each with what it holds: the address file and the launch page,
+    /// those the configuration names.
+    func launchFiles(port: Int, token: String) -> [(path: String, contents: String)] {
+        var files: [(path: String, contents: String)] = []
+        if let file = configuration.addressFile { files.append((file, address(port: port, token: token) + "\n")) }
+        if let file = configuration.launchFile { files.append((file, launchPage(port: port, token: token))) }
+        return files
+    }
+
+    /// Writes `token`, which has just replaced a traded one, where that one was; called under the
+    /// token's lock (``LaunchToken/trade(_:replace:)``), so it is handed the token rather than
+    /// reading it. Each file is replaced whole, a new file renamed over it: the page that held the
+    /// traded token is gone. A file that cannot be written anew is removed rather than left
+    /// holding the traded token.
+    func replaceLaunchToken(with token: String) {
+        let port = boundPort.withLockedValue { $0 }
+        for (file, contents) in launchFiles(port: port, token: token) {
+            do {
+                try writePrivateFile(file, contents)
+            } catch {
+                unlink(file)
+                logger.warning(
+                    "cannot write the next launch token; the file that held the used one is removed",
+                    metadata: ["file": "\(file)", "error": "\(error)"])
+            }
+        }
+        logger.info("a launch token was traded for a session; the launch page holds the next one")
+    }
+
     /// The launch page: its form posts the token and the page to open (`#/apps/<domain>` after
     /// the file's address, else the root) to `/launch`.
-    func launchPage(port: Int) -> String {
+    func launchPage(port: Int, token: String) -> String {
         """
         <!doctype html>
         <meta charset="utf-8">
         <title>Settings</title>
         <form id="launch" method="post" action="http://127.0.0.1:\(port)/launch">
-        <input type="hidden" name="token" value="\(keys.launchToken)">
+        <input type="hidden" name="token" value="\(token)">
         <input type="hidden" name="next" value="/">
         <noscript><button>Open Settings</button></noscript>
         </form>
@@ -197,6 +270,10 @@ public final class SettingsServer: Sendable {
         """
     }
 
+    /// Writes a file in the daemon's runtime folder, which must be trusted as the socket's is
+    /// (``SocketTrust``): made here with mode 0700 when missing, and otherwise the user's or
+    /// root's, writable by no one else. The temporary file has a random name and is created new
+    /// (`O_EXCL`), never through a link (`O_NOFOLLOW`), then renamed over the old one.
     private func writePrivateFile(_ path: String, _ contents: String) throws {
         let folder = SystemText.parentDirectory(of: path)
         mkdir(folder, 0o700)

@@ -11,10 +11,13 @@ struct SettingsCommand: AsyncParsableCommand {
         commandName: "defaultsd-settings",
         abstract: "The Settings app: every installed Settings bundle as a local web page, edited through defaultsd and updated live.",
         discussion: """
-            Listens on 127.0.0.1 and ::1 only. Prints the page's address with its token, and writes it to \
-            $XDG_RUNTIME_DIR/defaultsd/settings-url (mode 0600). Open the app with \
-            `xdg-open $XDG_RUNTIME_DIR/defaultsd/settings.html` (mode 0600): the token stays off every command line. \
-            The token is traded for a session that lives under a secret path.
+            Listens on 127.0.0.1 and ::1 only. Open the app with \
+            `xdg-open $XDG_RUNTIME_DIR/defaultsd/settings.html`, its launch page (mode 0600): the token stays off every \
+            command line. The page's address with its token is printed only when standard output is a terminal; \
+            elsewhere (a pipe, a file, the journal) the address alone and the launch page are. \
+            The address with the token is also in $XDG_RUNTIME_DIR/defaultsd/settings-url (mode 0600). \
+            A token opens the app once: it is traded for a session that lives under a secret path, and both files \
+            then hold a new one.
             """)
 
     @Option(help: "The port to listen on (0: any free port).")
@@ -38,9 +41,10 @@ struct SettingsCommand: AsyncParsableCommand {
                 addressFile: DefaultPaths.settingsAddressFile(environment: environment, uid: getuid()),
                 launchFile: DefaultPaths.settingsLaunchFile(environment: environment, uid: getuid())))
         do {
-            try await server.run { address in
-                // One write, unbuffered: a script or test reading the address gets it at once.
-                _ = FileDescriptorIO.write(address + "\n", to: STDOUT_FILENO)
+            try await server.run { opening in
+                // One write, unbuffered: a script or test reading the address gets it at once. The
+                // token only to a terminal: a unit's output goes to the journal, which others read.
+                _ = FileDescriptorIO.write(opening.line(toTerminal: isatty(STDOUT_FILENO) == 1) + "\n", to: STDOUT_FILENO)
             }
         } catch let running as SettingsServer.AlreadyRunning {
             FileDescriptorIO.write("defaultsd-settings: \(running)\n", to: STDERR_FILENO)

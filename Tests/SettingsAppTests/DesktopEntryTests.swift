@@ -81,7 +81,7 @@ import Testing
         #expect(lookup.entry(for: "../../etc/passwd") == nil)
     }
 
-    @Test("hostile entries and icons: a FIFO, a file past the cap, a path out of the theme, a non-image path are never served")
+    @Test("hostile entries and icons: a FIFO, a link to /dev/zero, a file past the cap, a path out of the theme, a non-image path are never served")
     func hostile() throws {
         var fifo = ""
         let lookup = try directories { home, system in
@@ -93,6 +93,10 @@ import Testing
             try write("[Desktop Entry]\nName=Escape\nIcon=../../../../etc/passwd\n", home + "/applications/com.example.escape.desktop")
             try write("[Desktop Entry]\nName=Text\nIcon=/etc/hostname\n", home + "/applications/com.example.text.desktop")
             try write(String(repeating: "x", count: DesktopEntry.maximumBytes + 1), home + "/applications/com.example.huge.desktop")
+            // Links to a device that never ends: an entry, and an icon.
+            try FileManager.default.createSymbolicLink(atPath: home + "/applications/com.example.devzero.desktop", withDestinationPath: "/dev/zero")
+            try write("[Desktop Entry]\nName=Zero\nIcon=zero\n", home + "/applications/com.example.zero.desktop")
+            try FileManager.default.createSymbolicLink(atPath: home + "/icons/hicolor/48x48/apps/zero.png", withDestinationPath: "/dev/zero")
         }
         #expect(lookup.entry(for: "com.example.fifo") == nil)
         #expect(lookup.entry(for: "com.example.huge") == nil)
@@ -100,5 +104,9 @@ import Testing
         #expect(lookup.icon(for: "com.example.big") == nil)
         #expect(lookup.icon(for: "com.example.escape") == nil)
         #expect(lookup.icon(for: "com.example.text") == nil)
+        #expect(lookup.entry(for: "com.example.devzero") == nil)
+        #expect(lookup.entry(for: "com.example.zero")?.names[""] == "Zero")
+        #expect(lookup.icon(for: "com.example.zero") == nil)
+        #expect(!lookup.hasIcon(lookup.entry(for: "com.example.zero")))
     }
 }

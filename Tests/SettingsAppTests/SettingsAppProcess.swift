@@ -1,6 +1,7 @@
 import DaemonTestSupport
 import Foundation
 import LineSocket
+import LocalServices
 import WebDriver
 
 /// The real `defaultsd-settings` binary on a free port, over a test's real daemon.
@@ -13,19 +14,25 @@ final class SettingsAppProcess: @unchecked Sendable {
     }()
 
     let process = Process()
-    /// The printed address: `http://127.0.0.1:<port>/?token=<token>`.
-    let address: String
+    /// The line printed to standard output, a pipe here as under a systemd unit:
+    /// `http://127.0.0.1:<port>/ (open it with: xdg-open <launch page>)`, without the token.
+    let printed: String
     let port: Int
-    let token: String
+    /// The token the app started with, which this harness trades once for the session.
+    let firstToken: String
     let addressFile: String
+    /// What the app logs (its standard error), as it comes.
+    let log = LogBuffer()
     private let output = Pipe()
+    private let errors = Pipe()
 
     init(daemon: DaemonProcess, socketPath: String? = nil, environment: [String: String] = [:]) throws {
         process.executableURL = URL(fileURLWithPath: Self.binary)
         process.arguments = ["--port", "0", "--socket", socketPath ?? daemon.socketPath]
         process.environment = daemon.clientEnvironment.merging(environment) { $1 }
         process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
+        process.standardError = errors
+        log.capture(errors.fileHandleForReading)
         addressFile = daemon.home + "/run/defaultsd/settings-url"
         try process.run()
         var line = ""
@@ -35,12 +42,15 @@ final class SettingsAppProcess: @unchecked Sendable {
             guard !chunk.isEmpty, Date() < deadline else { throw LineSocket.Failure(description: "defaultsd-settings printed no address") }
             line += String(decoding: chunk, as: UTF8.self)
         }
-        address = line.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard let parts = URLComponents(string: address), let port = parts.port,
-            let token = parts.queryItems?.first(where: { $0.name == "token" })?.value
-        else { throw LineSocket.Failure(description: "not an address: \(address)") }
+        printed = line.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let parts = URLComponents(string: String(printed.prefix(while: { $0 != " " }))), let port = parts.port
+        else { throw LineSocket.Failure(description: "not an address: \(printed)") }
         self.port = port
-        self.token = token
+        // The token, as a program reads it: from the address file, written before the line is printed.
+        guard let token = Self.readToken(from: addressFile) else {
+            throw LineSocket.Failure(description: "no token in \(addressFile)")
+        }
+        firstToken = token
         // Trade the token for the session once, as a browser does: the prefix and the cookie.
         let entry = try LoopbackHTTP.send(port: port, "GET", "/?token=\(token)", headers: [:])
         guard let location = entry.header("Location"), location.hasSuffix("/"),
@@ -57,7 +67,22 @@ final class SettingsAppProcess: @unchecked Sendable {
 
     var origin: String { "http://127.0.0.1:\(port)" }
 
-    /// A page address with the token, as an app hands it to `xdg-open`.
+    /// The launch page, beside the address file.
+    var launchFile: String { URL(fileURLWithPath: addressFile).deletingLastPathComponent().appendingPathComponent("settings.html").path }
+
+    /// The token not yet traded, as the address file holds it now: each trade writes the next
+    /// one there before it is answered. Empty when the file is gone.
+    var token: String { Self.readToken(from: addressFile) ?? "" }
+
+    static func readToken(from file: String) -> String? {
+        guard let text = try? String(contentsOfFile: file, encoding: .utf8),
+            let parts = URLComponents(string: text.trimmingCharacters(in: .whitespacesAndNewlines))
+        else { return nil }
+        return parts.queryItems?.first(where: { $0.name == "token" })?.value
+    }
+
+    /// A page address with the token not yet traded, as a person pastes it from a terminal: each
+    /// one opens the app once.
     func address(_ path: String) -> String { origin + path + (path.contains("?") ? "&" : "?") + "token=\(token)" }
 
     func stop() {

@@ -33,6 +33,17 @@ import WebDriver
         return try LoopbackHTTP.send(port: app.port, "POST", app.prefix + path, headers: headers, body: body)
     }
 
+    /// The launch page's POST, as a browser sends it from the `file://` page (`Origin: null`).
+    private func launch(_ form: String) throws -> LoopbackHTTP.Answer {
+        try LoopbackHTTP.send(port: app.port, "POST", "/launch",
+                              headers: ["Content-Type": "application/x-www-form-urlencoded", "Origin": "null"], body: form)
+    }
+
+    /// The file's identity: a file replaced by another (renamed over it) has a new one.
+    private func inode(_ path: String) throws -> Int? {
+        (try FileManager.default.attributesOfItem(atPath: path)[.systemFileNumber] as? NSNumber)?.intValue
+    }
+
     @Test(arguments: ["/", "/assets/app.js", "/assets/icon.svg", "/api/overview", "/apps/com.example.app", "/no/such/page", "/live"])
     func withoutTheTokenEveryRequestIsForbiddenAndShownNothing(path: String) throws {
         for prefixed in [true, false] {
@@ -49,13 +60,14 @@ import WebDriver
     }
 
     @Test func theTokenBecomesAStrictHttpOnlyCookieAndLeavesTheAddress() throws {
-        let answer = try get("/apps/com.example.app?language=fr&token=\(app.token)", cookie: false, prefixed: false)
+        let token = app.token
+        let answer = try get("/apps/com.example.app?language=fr&token=\(token)", cookie: false, prefixed: false)
         #expect(answer.status == 303)
         #expect(answer.header("Location") == app.prefix + "/apps/com.example.app?language=fr")
         let cookie = try #require(answer.header("Set-Cookie"))
         // The session, not the token, and only for the prefix: another server on 127.0.0.1 never gets it.
         #expect(cookie.hasPrefix(app.cookie + ";"))
-        #expect(!cookie.contains(app.token))
+        #expect(!cookie.contains(token))
         #expect(cookie.contains("Path=\(app.prefix)/"))
         #expect(cookie.contains("HttpOnly"))
         #expect(cookie.contains("SameSite=Strict"))
@@ -68,18 +80,65 @@ import WebDriver
 
     @Test("the launch page's POST trades only the right token, and moves only to a page of the app")
     func theLaunchPostTradesOnlyTheToken() throws {
-        func launch(_ form: String) throws -> LoopbackHTTP.Answer {
-            try LoopbackHTTP.send(port: app.port, "POST", "/launch",
-                                  headers: ["Content-Type": "application/x-www-form-urlencoded", "Origin": "null"], body: form)
-        }
         let wrong = try launch("token=\(String(app.token.reversed()))&next=/")
         #expect(wrong.status == 403 && wrong.header("Set-Cookie") == nil)
         let right = try launch("token=\(app.token)&next=%2Fapps%2Fcom.example.app")
         #expect(right.status == 200)
         #expect(right.header("Set-Cookie")?.hasPrefix(app.cookie + ";") == true)
         #expect(right.body.contains(#"content="0;url=\#(app.prefix)/apps/com.example.app""#))
+        // `app.token` is read again: the next token, which the trade above wrote.
         let elsewhere = try launch("token=\(app.token)&next=%2F%2Fevil.example%2F")
         #expect(elsewhere.body.contains(#"content="0;url=\#(app.prefix)/""#))
+    }
+
+    @Test("a token opens the app once: the same token again, from a second browser or a replay from a log, is refused, while the session it opened goes on")
+    func aUsedTokenIsRefusedTheSecondTime() throws {
+        let token = app.token
+        let first = try get("/apps/com.example.app?token=\(token)", cookie: false, prefixed: false)
+        #expect(first.status == 303)
+        #expect(first.header("Set-Cookie")?.hasPrefix(app.cookie + ";") == true)
+        for again in [try get("/apps/com.example.app?token=\(token)", cookie: false, prefixed: false), try launch("token=\(token)&next=%2F")] {
+            #expect(again.status == 403)
+            #expect(again.body == "forbidden\n")
+            #expect(again.header("Set-Cookie") == nil)
+        }
+        // The browser that traded it reloads under the prefix with its cookie.
+        #expect(try get("/apps/com.example.app").status == 200)
+        // The next token is a new one, and opens the app once too.
+        let next = app.token
+        #expect(next.count == 32 && next != token)
+        #expect(try get("/?token=\(next)", cookie: false, prefixed: false).status == 303)
+        #expect(try get("/?token=\(next)", cookie: false, prefixed: false).status == 403)
+    }
+
+    @Test("the launch page whose token is used is gone: a new page holding the next token is in its place, and the used one opens nothing")
+    func theLaunchPageIsGoneOnceItsTokenIsUsed() throws {
+        let used = app.token
+        let before = try String(contentsOfFile: app.launchFile, encoding: .utf8)
+        #expect(before.contains(#"name="token" value="\#(used)""#))
+        let identity = try inode(app.launchFile)
+        #expect(identity != nil)
+        let opened = try launch("token=\(used)&next=%2Fapps%2Fcom.example.app")
+        #expect(opened.status == 200)
+        // Replaced before the answer: no copy of the used token is left, in the page or the address file.
+        let after = try String(contentsOfFile: app.launchFile, encoding: .utf8)
+        #expect(!after.contains(used))
+        #expect(try inode(app.launchFile) != identity, "a new file, not the old one rewritten in place")
+        #expect(try String(contentsOfFile: app.addressFile, encoding: .utf8).contains(used) == false)
+        #expect(after.contains(#"name="token" value="\#(app.token)""#))
+        #expect(try launch("token=\(used)&next=%2F").status == 403)
+        // The new page opens the app, as the next app that hands it to xdg-open needs.
+        #expect(try launch("token=\(app.token)&next=%2F").status == 200)
+        let environment = daemon.clientEnvironment
+        #expect(try SettingsAppAddress.root(environment: environment).absoluteString == "file://" + app.launchFile)
+    }
+
+    @Test("printed to a pipe (as to a unit's journal), the address has no token and says how to open the app")
+    func theTokenIsNotPrintedToAPipe() throws {
+        #expect(app.printed.hasPrefix("\(app.origin)/ (open it with: xdg-open "), "\(app.printed)")
+        #expect(app.printed.contains(app.launchFile) && app.printed.hasSuffix(")"), "\(app.printed)")
+        #expect(!app.printed.contains(app.firstToken))
+        #expect(!app.printed.contains("token="))
     }
 
     @Test(arguments: ["localhost", "[::1]", "127.0.0.1"])
@@ -150,19 +209,39 @@ import WebDriver
         #expect(try get("/api/overview").status == 200, "the app still serves")
     }
 
+    @Test("a bundle's image that is a FIFO, a link to /dev/zero, a folder or past its cap is answered 404 at once and named in the log; the app goes on serving")
+    func imagesThatAreNoRegularFileWithinTheCapAreMissing() throws {
+        try HostileBundle.install(on: daemon)
+        for name in HostileBundle.refused {
+            let started = Date()
+            let answer = try get("/api/apps/\(HostileBundle.domain)/images/\(name)")
+            #expect(answer.status == 404, "\(name)")
+            #expect(answer.body.contains(#""code":"not_found""#), "\(name)")
+            #expect(Date().timeIntervalSince(started) < 5, "\(name) answered without waiting on the file")
+            #expect(app.log.wait(for: "/Hostile.bundle/\(name) ", timeout: 5), "\(name) named in the log: \(app.log.text)")
+        }
+        let image = try get("/api/apps/\(HostileBundle.domain)/images/\(HostileBundle.image.name)")
+        #expect(image.status == 200)
+        #expect(image.header("Content-Type") == "image/png")
+        #expect(image.body == HostileBundle.image.text)
+        #expect(try get("/api/overview").status == 200)
+        #expect(try get("/api/apps/\(HostileBundle.domain)").status == 200)
+    }
+
     @Test func noAnswerCarriesACORSHeader() throws {
         for answer in [try get("/"), try get("/api/overview", headers: ["Origin": "http://evil.example"]), try get("/", cookie: false)] {
             #expect(!answer.headers.contains { $0.0.lowercased().hasPrefix("access-control-") })
         }
     }
 
-    @Test func theAddressFileHoldsThePrintedAddressForTheUserOnly() throws {
+    @Test func theAddressFileHoldsTheAddressWithTheNextTokenForTheUserOnly() throws {
         let attributes = try FileManager.default.attributesOfItem(atPath: app.addressFile)
         #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
-        #expect(try String(contentsOfFile: app.addressFile, encoding: .utf8) == app.address + "\n")
+        #expect(try String(contentsOfFile: app.addressFile, encoding: .utf8) == app.origin + "/?token=" + app.token + "\n")
+        #expect(app.token != app.firstToken, "the harness traded the first one")
         let environment = daemon.clientEnvironment
         // The launch page holds the token for the user only; the addresses apps open do not.
-        let launch = URL(fileURLWithPath: app.addressFile).deletingLastPathComponent().appendingPathComponent("settings.html").path
+        let launch = app.launchFile
         #expect((try FileManager.default.attributesOfItem(atPath: launch)[.posixPermissions] as? NSNumber)?.intValue == 0o600)
         #expect(try String(contentsOfFile: launch, encoding: .utf8).contains(#"name="token" value="\#(app.token)""#))
         #expect(try SettingsAppAddress.root(environment: environment).absoluteString == "file://" + launch)

@@ -159,6 +159,36 @@ import Foundation
         }
     }
 
+    @Test("the line printed at start: the address with its token only to a terminal; elsewhere the address alone and the launch page to open")
+    func theTokenIsPrintedOnlyToATerminal() {
+        let opening = SettingsServer.Opening(
+            address: "http://127.0.0.1:7641/", token: "0123abcd", launchFile: "/run/user/1000/defaultsd/settings.html")
+        #expect(opening.line(toTerminal: true) == "http://127.0.0.1:7641/?token=0123abcd")
+        #expect(opening.line(toTerminal: false) == "http://127.0.0.1:7641/ (open it with: xdg-open /run/user/1000/defaultsd/settings.html)")
+        // A path a shell would split is printed as one word, ready to paste.
+        let spaced = SettingsServer.Opening(address: "http://127.0.0.1:7641/", token: "0123abcd", launchFile: "/run/Jo's files/settings.html")
+        #expect(spaced.line(toTerminal: false) == #"http://127.0.0.1:7641/ (open it with: xdg-open '/run/Jo'\''s files/settings.html')"#)
+        let without = SettingsServer.Opening(address: "http://127.0.0.1:7641/", token: "0123abcd", launchFile: nil)
+        #expect(!without.line(toTerminal: false).contains("0123abcd"))
+        #expect(!"\(opening)".contains("0123abcd"), "interpolated, as a log line would, it has no token")
+    }
+
+    @Test("a launch token is traded once: the trade hands over the next token, and the same token again is refused")
+    func aLaunchTokenIsTradedOnce() {
+        let launch = LaunchToken()
+        let first = launch.value
+        #expect(first.count == 32)
+        var handed: [String] = []
+        let accepted = launch.trade(first) { handed.append($0) }
+        #expect(accepted)
+        #expect(handed == [launch.value])
+        #expect(launch.value != first)
+        let again = launch.trade(first) { handed.append($0) }
+        let wrong = launch.trade(String(launch.value.reversed())) { handed.append($0) }
+        #expect(!again && !wrong)
+        #expect(handed.count == 1, "a refused trade writes nothing")
+    }
+
     @Test func aPageHearsWhetherTheDaemonIsReachableThenEachChangeByDomainOnly() async {
         #expect(LiveHub.Notice.changed(domain: "com.example.app").text == #"{"domain":"com.example.app","type":"changed"}"#)
         let hub = LiveHub()

@@ -83,17 +83,33 @@ struct SettingsBrowserTests {
         #expect(others == ["com.example.plain"])
     }
 
-    @Test("the launch page an app hands to xdg-open opens its pane, and the token is in no address")
+    @Test("the launch page an app hands to xdg-open opens its pane, and the token is in no address; opened again, it opens again, and a reload keeps the page")
     func theLaunchPageOpensThePane() async throws {
         let stage = try await Stage()
         defer { stage.finish() }
-        let launch = URL(fileURLWithPath: stage.app.addressFile).deletingLastPathComponent().appendingPathComponent("settings.html").path
+        let launch = stage.app.launchFile
+        let used = stage.app.token
         try await stage.browser.navigate(to: "file://\(launch)#/apps/\(Self.bridge)")
         try await stage.browser.wait(until: "return document.body?.dataset.rendered !== undefined", timeout: 10, "the pane")
         #expect(try await stage.browser.text("h1") == Self.bridge, "the app's pane")
         let address = try await stage.browser.currentAddress
         #expect(address == stage.app.origin + stage.app.prefix + "/apps/" + Self.bridge)
-        #expect(!address.contains(stage.app.token))
+        #expect(!address.contains(used))
+        #expect(try String(contentsOfFile: launch, encoding: .utf8).contains(used) == false, "the page that held the used token is gone")
+        // Loading the page again is the cookie's business: no token is needed, and none is spent.
+        let next = stage.app.token
+        try await stage.browser.navigate(to: address)
+        try await stage.browser.wait(until: "return document.body?.dataset.rendered !== undefined", timeout: 10, "the pane again")
+        #expect(try await stage.browser.text("h1") == Self.bridge)
+        #expect(stage.app.token == next)
+        // The next app to open the Settings app gets the new launch page, which opens it again.
+        try await stage.browser.navigate(to: "file://\(launch)")
+        try await stage.browser.wait(
+            until: "return location.pathname === '\(stage.app.prefix)/' && document.body?.dataset.rendered !== undefined", timeout: 10, "the root")
+        #expect(try await stage.browser.currentAddress == stage.app.origin + stage.app.prefix + "/")
+        // The used token, replayed from another tab or a log, is refused.
+        try await stage.browser.navigate(to: stage.app.origin + "/?token=" + used)
+        #expect(try await stage.browser.text("body") == "forbidden\n")
     }
 
     @Test func aBrowserWithoutTheTokenIsShownNothing() async throws {
