@@ -115,7 +115,7 @@ import Testing
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let gateway = try await ScriptedGateway(on: group) { _, _, number in .body(hostile.page(number)) }
         let client = try Self.client(gateway.endpoint, on: group)
-        let (result, _) = await timed { try await client.range(prefix: "/p/") }
+        let (result, _) = await timed(cancellingAfter: .seconds(60)) { try await client.range(prefix: "/p/") }
         if case .failure(let error as EtcdError) = result {
             #expect(error == hostile.error)
         } else {

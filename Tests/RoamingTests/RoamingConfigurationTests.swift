@@ -91,6 +91,24 @@ struct RoamingConfigurationTests {
         #expect(!daemon.storageListing().contains(".defaultsd-roaming.plist"))
     }
 
+    /// A value etcd will never take (past its 1.5 MiB request limit) is refused, not retried for
+    /// ever: the domain stops roaming with etcd's reason, and other domains' keys still roam.
+    @Test("a value past etcd's request limit stops its domain roaming, with etcd's reason, and another domain's keys still roam")
+    func aValueEtcdRefusesStopsItsDomain() throws {
+        let other = "com.example.roaming.other"
+        let machines = try RoamingMachines(hosts: ["B"], domains: [RoamingMachines.domain, other])
+        // A request line long enough for the value: the limit this test is about is etcd's.
+        try machines.start("A", domains: [RoamingMachines.domain, other], arguments: ["--max-line-bytes", "4194304"])
+        try machines.waitAllOnline()
+        #expect(try machines.set("A", "huge", "\"\(String(repeating: "x", count: 2_000_000))\"")["ok"] == true)
+        #expect(try machines.set("A", "fine", "1", domain: other)["ok"] == true)
+        let state = try machines.waitFor("A", timeout: 30) { $0["stopped"]?[RoamingMachines.domain] != nil && $0["queue"] == .integer(0) }
+        guard case .string(let reason)? = state["stopped"]?[RoamingMachines.domain] else { Issue.record("\(state)"); return }
+        #expect(reason.contains("etcd refused its key huge"), "\(reason)")
+        try machines.waitForValues("B", ["fine": 1], domain: other)
+        #expect(machines["A"].logOccurrences(of: "a domain stopped roaming") == 1)
+    }
+
     @Test("a remote change past this machine's size limit is refused there, and the domain stops roaming, as defaults roaming says")
     func aRemoteChangePastTheLimitStopsRoaming() throws {
         let machines = try RoamingMachines(hosts: ["A"])

@@ -944,9 +944,14 @@ adopt_connection (DefaultsClient *client, int fd, GQueue *out)
       reload_domain (client, domain);
   while (client->fd >= 0 && (request = g_queue_pop_head (&client->unsent)) != NULL)
     {
-      if (!send_request (client, request, deadline))
+      gboolean sent = send_request (client, request, deadline);
+      if (!sent)
         g_queue_push_head (&client->unsent, request_ref (request));
       request_unref (request);
+      /* A failed send shut the connection down, though its descriptor stays open until the
+       * reader thread sees the end: the rest waits, in order, for the next connection. */
+      if (!sent)
+        break;
     }
   Notification *notification = g_new0 (Notification, 1);
   notification->is_connection = TRUE;

@@ -34,6 +34,8 @@ actor RoamingLink {
     private var watchesStarted = 0
     /// The watch found stale by a check: its end is a move to another member, not a failure.
     var abandonedWatch: Int?
+    /// The watch in flight ended because its start revision was compacted: it starts again at once.
+    private var watchEndedForCompaction = false
     /// The member the next watch runs through: the first configured, then the next after one
     /// that failed or went stale.
     var nextMember = 0
@@ -117,10 +119,17 @@ actor RoamingLink {
                 delay = RoamingLink.firstRetryDelay
                 continue
             }
+            let compacted = watchEndedForCompaction
+            watchEndedForCompaction = false
             switch result {
-            case .success:
-                // The stream ended (a compacted start revision): start again on the same member.
+            case .success where compacted:
+                // The start revision was compacted away: read everything, then watch again, at once.
                 delay = RoamingLink.firstRetryDelay
+            case .success:
+                // The member ended the stream without saying why: not a loop of requests, but a wait
+                // that grows, as after a failure.
+                try? await Task.sleep(for: delay)
+                delay = min(delay * 2, RoamingLink.longestRetryDelay)
             case .failure(let error as EtcdError):
                 // The member refused (it has no leader) or no member answered the read before the
                 // watch: another member next, after a wait that grows while nothing answers.
@@ -152,7 +161,12 @@ actor RoamingLink {
 
     private func received(_ message: EtcdWatchMessage, through member: Int) async throws {
         if message.canceled {
-            if let compacted = message.compactRevision { _ = try await report(.compacted(oldestKept: compacted)) }
+            guard let compacted = message.compactRevision else {
+                // Cancelled for another reason (permission denied, say): a failure, retried after a wait.
+                throw EtcdError.refused(code: 0, message: "the member cancelled the watch")
+            }
+            watchEndedForCompaction = true
+            _ = try await report(.compacted(oldestKept: compacted))
             return
         }
         _ = try await report(.delivered(message, member: member))
@@ -180,6 +194,9 @@ actor RoamingLink {
                     failure: batch.items.map { .get(key: $0.etcdKey) })
                 next = try await report(.sent(batch, result)).batch
                 delay = RoamingLink.firstRetryDelay
+            } catch EtcdError.refused(_, let message) {
+                // Refused, not unanswered: sending it again as it is would be refused again.
+                next = try? await report(.sendRefused(batch, reason: message)).batch
             } catch {
                 if Task.isCancelled { return }
                 next = try? await report(.sendFailed(problem: "\(error)")).batch

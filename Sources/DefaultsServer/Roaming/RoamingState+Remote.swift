@@ -115,6 +115,15 @@ extension RoamingState {
         }
     }
 
+    /// Stops a domain roaming until a reload names it again: a change it would take or send can
+    /// never be applied (past this machine's size limit, or refused by etcd). Logged once.
+    func stopRoaming(_ domain: DomainName, because reason: String) {
+        roamingDomains.remove(domain)
+        queue = queue.filter { $0.key.domain != domain }
+        stopped[domain] = reason
+        logger.error("a domain stopped roaming", metadata: ["domain": "\(domain)", "reason": "\(reason)"])
+    }
+
     /// Changes of other machines gathered for one revision (or one full read).
     struct RemoteChanges {
         var byDomain: [DomainName: (changes: Changeset, host: String, revision: Int64)] = [:]
@@ -134,11 +143,7 @@ extension RoamingState {
             do {
                 try store.applyRoaming(change.changes, host: change.host.isEmpty ? nil : change.host)
             } catch where error.code == .tooLarge {
-                roamingDomains.remove(domain)
-                queue = queue.filter { $0.key.domain != domain }
-                stopped[domain] = error.message
-                logger.error("a domain stopped roaming: a change from another machine would pass this machine's size limit", metadata: [
-                    "domain": "\(domain)", "host": "\(change.host)", "error": "\(error.message)"])
+                stopRoaming(domain, because: error.message)
             } catch {
                 logger.error("could not apply a roaming change", metadata: [
                     "domain": "\(change.changes.domain)", "error": "\(error.message)"])

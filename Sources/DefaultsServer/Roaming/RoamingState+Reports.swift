@@ -21,6 +21,9 @@ extension RoamingState {
         case sent(Batch, EtcdTransactionResult)
         /// A transaction the cluster did not answer.
         case sendFailed(problem: String)
+        /// A transaction the cluster answered with a refusal (a value past its request limit, a
+        /// key its role may not write): it will refuse it again.
+        case sendRefused(Batch, reason: String)
         /// A request to the cluster failed: no member with a leader answered.
         case unreachable(problem: String)
         /// A check of the cluster; `unreachable` is why no member answered it, if none did.
@@ -61,11 +64,20 @@ extension RoamingState {
         case .read(let range, let domains):
             resynchronize(range, domains: domains, in: store)
         case .sent(let sent, let result):
+            sendsOneAtATime = false
             finish(sent, result, in: store)
             reached(true)
             batch = nextBatch(from: store)
         case .sendFailed(let problem):
             reached(false, problem: problem)
+            batch = nextBatch(from: store)
+        case .sendRefused(let refused, let reason):
+            reached(true)
+            if refused.items.count > 1 {
+                sendsOneAtATime = true
+            } else if let item = refused.items.first {
+                stopRoaming(item.local.domain, because: "etcd refused its key \(item.local.key): \(reason)")
+            }
             batch = nextBatch(from: store)
         case .unreachable(let problem):
             reached(false, problem: problem)

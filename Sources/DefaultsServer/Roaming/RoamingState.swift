@@ -92,6 +92,12 @@ final class RoamingState {
 
     /// How many keys one transaction carries at most: etcd's default `--max-txn-ops`.
     static let keysPerTransaction = 128
+    /// How many bytes of entries one transaction carries at most (one larger entry goes alone):
+    /// below etcd's default request limit, `--max-request-bytes`, 1.5 MiB.
+    static let bytesPerTransaction = 1 << 20
+    /// After etcd refused a transaction of several keys, keys go one per transaction until one is
+    /// taken, so that the key it refuses is found and the others still roam.
+    var sendsOneAtATime = false
     /// How soon after a change the journal is written (with the domain files it describes).
     static let journalDelay = TimeAmount.milliseconds(100)
 
@@ -177,13 +183,17 @@ final class RoamingState {
         }
         senderIdle = false
         var items: [Batch.Item] = []
-        for (local, sequence) in queue.prefix(RoamingState.keysPerTransaction) {
+        var bytes = 0
+        for (local, sequence) in queue.prefix(sendsOneAtATime ? 1 : RoamingState.keysPerTransaction) {
             let values = try? store.values(of: local.domain)
             let etcdKey = keys.etcdKey(domain: local.domain, key: local.key)
             let value = values?[local.key]
+            let entry = RoamingKeys.encode(.init(value: value, host: hostName))
+            bytes += etcdKey.utf8.count + entry.utf8.count
+            if !items.isEmpty && bytes > RoamingState.bytesPerTransaction { break }
             items.append(Batch.Item(
                 local: local, etcdKey: etcdKey, sequence: sequence, expectedRevision: seen[etcdKey] ?? 0,
-                entry: RoamingKeys.encode(.init(value: value, host: hostName)), digest: RoamingKeys.digest(value)))
+                entry: entry, digest: RoamingKeys.digest(value)))
         }
         return Batch(items: items)
     }
