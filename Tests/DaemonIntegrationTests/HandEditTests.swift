@@ -166,9 +166,9 @@ import Testing
         try client.request(#"{"op":"set","domain":"\#(Self.domain)","key":"k","value":1}"#)
         try client.request(#"{"op":"synchronize"}"#)
         first.kill()
-        try Data("half a file".utf8).write(to: URL(fileURLWithPath: first.storagePath + "/.tmp-crashed1"))
+        try Data("half a file".utf8).write(to: URL(fileURLWithPath: first.storagePath + "/.defaultsd-tmp-crashed1"))
         let second = try DaemonProcess(reusing: first)
-        #expect(!second.storageListing().contains(".tmp-crashed1"))
+        #expect(!second.storageListing().contains(".defaultsd-tmp-crashed1"))
         #expect(second.logText.contains("removed temporary files left by an earlier run"))
         #expect(try second.connect().request(#"{"op":"get","domain":"\#(Self.domain)","key":"k"}"#).contains(#""value":1"#))
     }

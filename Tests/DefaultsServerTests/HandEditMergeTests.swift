@@ -1,4 +1,5 @@
 import DefaultsCore
+import Foundation
 import Glibc
 @testable import DefaultsServer
 import Testing
@@ -57,5 +58,30 @@ import Testing
             known.remember(FileVersion(status), of: domain, holding: ["k": .integer(Int64(index))])
         }
         #expect(known.bases(of: domain) == [["k": 9], ["k": 8]])
+    }
+
+    /// A file removed by someone and put back, even the very same version, is taken in whole:
+    /// what it held before is no base for it.
+    @Test func aFileRemovedAndPutBackIsNewsAgain() {
+        var known = KnownFileVersions()
+        var status = stat()
+        status.st_ino = 7
+        let version = FileVersion(status)
+        known.remember(version, of: domain, holding: ["a": 1, "b": 2])
+        known.forgetFile(of: domain)
+        #expect(!known.isKnown(version, of: domain))
+        let back: [String: PlistValue] = ["a": 1, "b": 2]
+        let changes = DomainFileWatcher.changes(from: known.bases(of: domain), to: back, memory: [:], domain: domain)
+        #expect(applied(changes, to: [:]) == back)
+    }
+
+    /// A file's time may be any second: one past 2262 (what nanoseconds in an Int64 reach) is a
+    /// version like any other, and one in the future is not a write under way.
+    @Test func aFileTimeFarInTheFutureIsAVersionLikeAnyOther() {
+        var status = stat()
+        status.st_mtim.tv_sec = Int(Int64.max / 2)
+        let version = FileVersion(status)
+        #expect(version.modifiedSeconds == Int64.max / 2)
+        #expect(version.age(at: Date()) < 0)
     }
 }

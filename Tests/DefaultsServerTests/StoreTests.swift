@@ -354,6 +354,21 @@ final class StoreFixture {
         #expect(try PropertyListFile.decode(Data(contentsOf: URL(fileURLWithPath: settled))) == ["fresh": 1])
     }
 
+    /// A ledger entry past 2^53 (a hand-edited ledger) is not taken: it would overflow as the
+    /// domain's generation grows, at its first flush.
+    @Test func aLedgerEntryPastTheRevisionsPossibleIsNotTaken() throws {
+        let fixture = StoreFixture()
+        let files = DomainFiles(directory: fixture.directory, format: .xml)
+        let ledger = GenerationLedger(files: files)
+        try PropertyListFile.encode(["com.example.bridge": .integer(Int64.max - 1), "com.example.fine": .integer(7)], format: .binary)
+            .write(to: URL(fileURLWithPath: ledger.path))
+        #expect(ledger.load() == [try DomainName("com.example.fine"): 7])
+        let domain = self.domain
+        let generation = try fixture.onLoop { store in try store.apply(Changeset(domain: domain, changes: ["k": 1]), origin: .file) }
+        #expect(generation == 1)
+        try fixture.onLoop { store in store.synchronize() }
+    }
+
     /// A domain's size limit holds at load too: a file past it is refused with `too_large` and left as it is.
     @Test func aFilePastTheDomainLimitIsNotLoaded() throws {
         let fixture = StoreFixture(maximumDomainBytes: 1024)

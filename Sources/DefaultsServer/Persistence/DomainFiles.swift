@@ -46,7 +46,9 @@ struct DomainFiles: Sendable {
     var byHostDirectory: String { directory + "/" + DomainName.byHostFolder }
 
     /// The prefix of the daemon's temporary files; one left by a crash is removed at start.
-    static let temporaryPrefix = ".tmp-"
+    /// Named for the daemon: the folder is shared with other programs, whose own temporary files
+    /// are not the daemon's to remove.
+    static let temporaryPrefix = ".defaultsd-tmp-"
 
     /// The domain's file; nil for a by-host domain on a machine without an id.
     func path(of domain: DomainName) -> String? {
@@ -165,8 +167,9 @@ struct DomainFiles: Sendable {
         case .beingWritten(let read): (version, reason) = (read, "the file is empty")
         case .unparseable(let problem, let read): (version, reason) = (read, problem)
         }
-        let age = now.timeIntervalSince1970 - Double(version.modified) / 1e9
-        guard age >= Double(DomainFiles.settleTime.nanoseconds) / 1e9 else {
+        // A time in the future (a wrong clock, `touch -d`) says nothing of a write under way.
+        let age = version.age(at: now)
+        guard age < 0 || age >= Double(DomainFiles.settleTime.nanoseconds) / 1e9 else {
             throw DefaultsError(
                 .ioError, "\(domain)'s file cannot be read as it stands (\(reason)); it changed \(Int(max(age, 0) * 1000)) ms ago, perhaps a write under way: try again")
         }

@@ -9,13 +9,22 @@ struct FileVersion: Sendable, Hashable {
     var device: UInt64
     var inode: UInt64
     var size: Int64
-    var modified: Int64
+    /// Seconds and nanoseconds apart: a file's time may be any 64-bit second (`touch -d 2300-01-01`),
+    /// past what nanoseconds in one Int64 can hold.
+    var modifiedSeconds: Int64
+    var modifiedNanoseconds: Int64
 
     init(_ status: stat) {
         device = UInt64(status.st_dev)
         inode = UInt64(status.st_ino)
         size = Int64(status.st_size)
-        modified = Int64(status.st_mtim.tv_sec) * 1_000_000_000 + Int64(status.st_mtim.tv_nsec)
+        modifiedSeconds = Int64(status.st_mtim.tv_sec)
+        modifiedNanoseconds = Int64(status.st_mtim.tv_nsec)
+    }
+
+    /// Seconds from the file's last change to `now`; negative for a time in the future.
+    func age(at now: Date) -> Double {
+        now.timeIntervalSince1970 - Double(modifiedSeconds) - Double(modifiedNanoseconds) / 1e9
     }
 
     /// The version at `path` now, through any link, as a read through the link sees it; nil
@@ -80,6 +89,13 @@ struct KnownFileVersions: Sendable {
 
     /// The daemon removed the domain's file (the domain became empty), or saw it removed.
     mutating func rememberRemoval(of domain: DomainName) {
+        removed.insert(domain)
+    }
+
+    /// The domain's file was removed by someone and memory emptied: what it held before is no
+    /// base any more, and a file put back, even the very same one, is news, taken in whole.
+    mutating func forgetFile(of domain: DomainName) {
+        recent[domain] = [Known(version: nil, values: [:])]
         removed.insert(domain)
     }
 

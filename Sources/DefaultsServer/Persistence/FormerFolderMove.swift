@@ -66,7 +66,8 @@ struct FormerFolderMove {
         }
         for name in Self.names(in: former) {
             let path = former + "/" + name
-            if name.hasPrefix(DomainFiles.temporaryPrefix) {
+            // The former folder was the daemon's alone: its temporary files, by either name, are its own.
+            if name.hasPrefix(DomainFiles.temporaryPrefix) || name.hasPrefix(".tmp-") {
                 unlink(path)
             } else if name == GenerationLedger.fileName || name == RoamingJournal.fileName || name == InstalledBundles.registryFileName
                 || name.contains(".rejected-") || name.contains(".corrupt-")

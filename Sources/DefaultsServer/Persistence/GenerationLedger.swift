@@ -30,7 +30,10 @@ struct GenerationLedger: Sendable {
         else { return [:] }
         var result: [DomainName: Int64] = [:]
         for (name, value) in values {
-            if case .integer(let generation) = value, let domain = domain(named: name) { result[domain] = generation }
+            // A generation past 2^53 (a hand-edited ledger) would overflow as it grows: not taken.
+            if case .integer(let generation) = value, (0...(1 << 53)).contains(generation), let domain = domain(named: name) {
+                result[domain] = generation
+            }
         }
         return result
     }

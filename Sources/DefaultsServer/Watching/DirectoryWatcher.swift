@@ -20,7 +20,8 @@ final class DirectoryWatcher {
 
     /// A file in the directory was written and closed, renamed in or out, or deleted. A file
     /// just created is not yet written: its `IN_CLOSE_WRITE` follows.
-    static let fileChanges = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE)
+    /// `IN_CREATE` for a symbolic link made again (stow, home-manager), which raises no other event.
+    static let fileChanges = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE)
 
     private let eventLoop: EventLoop
     private let logger: Logger

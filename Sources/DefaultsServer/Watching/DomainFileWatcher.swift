@@ -116,7 +116,7 @@ final class DomainFileWatcher {
             suspects[domain] = nil
             // The daemon removes a domain's file itself when the domain becomes empty.
             guard !store.fileVersions.removalIsKnown(of: domain) else { return }
-            store.fileVersions.rememberRemoval(of: domain)
+            store.fileVersions.forgetFile(of: domain)
             apply(Changeset.difference(from: memory, to: [:], domain: domain), path: path, version: nil, holding: [:])
         case .parsed(let values, let version):
             suspects[domain] = nil
