@@ -32,7 +32,7 @@ import Testing
     static let states: [State] = [
         State(name: "absent") { _, _ in {} },
         State(name: "0 bytes") { path, _ in
-            FileManager.default.createFile(atPath: path, contents: Data())
+            _ = FileManager.default.createFile(atPath: path, contents: Data())
             return {}
         },
         State(name: "half-written, its writer still holding it open") { path, _ in
@@ -41,47 +41,47 @@ import Testing
             return { close(fd) }
         },
         State(name: "truncated mid-element") { path, _ in
-            FileManager.default.createFile(atPath: path, contents: halfAPropertyList)
+            _ = FileManager.default.createFile(atPath: path, contents: halfAPropertyList)
             return {}
         },
         State(name: "binary with shared references past the expansion cap") { path, _ in
-            FileManager.default.createFile(atPath: path, contents: Data(HostilePropertyLists.sharedData(references: 1 << 12, bytes: 1 << 14)))
+            _ = FileManager.default.createFile(atPath: path, contents: Data(HostilePropertyLists.sharedData(references: 1 << 12, bytes: 1 << 14)))
             return {}
         },
         State(name: "over the size cap") { path, _ in
-            FileManager.default.createFile(atPath: path, contents: Data())
-            truncate(path, off_t(PropertyListLimits.maximumFileBytes + 1))
+            _ = FileManager.default.createFile(atPath: path, contents: Data())
+            _ = truncate(path, off_t(PropertyListLimits.maximumFileBytes + 1))
             return {}
         },
         State(name: "a dangling symlink") { path, scratch in
-            symlink(scratch + "/nowhere.plist", path)
+            _ = symlink(scratch + "/nowhere.plist", path)
             return {}
         },
         State(name: "a symlink loop") { path, _ in
-            symlink(path + ".other", path)
-            symlink(path, path + ".other")
+            _ = symlink(path + ".other", path)
+            _ = symlink(path, path + ".other")
             return {}
         },
         State(name: "a symlink to a FIFO") { path, scratch in
-            mkfifo(scratch + "/fifo", 0o600)
-            symlink(scratch + "/fifo", path)
+            _ = mkfifo(scratch + "/fifo", 0o600)
+            _ = symlink(scratch + "/fifo", path)
             return {}
         },
         State(name: "a symlink to /dev/zero") { path, _ in
-            symlink("/dev/zero", path)
+            _ = symlink("/dev/zero", path)
             return {}
         },
         State(name: "a symlink to a directory") { path, scratch in
-            mkdir(scratch + "/folder", 0o700)
-            symlink(scratch + "/folder", path)
+            _ = mkdir(scratch + "/folder", 0o700)
+            _ = symlink(scratch + "/folder", path)
             return {}
         },
         State(name: "a FIFO") { path, _ in
-            mkfifo(path, 0o600)
+            _ = mkfifo(path, 0o600)
             return {}
         },
         State(name: "a directory") { path, _ in
-            mkdir(path, 0o700)
+            _ = mkdir(path, 0o700)
             return {}
         },
     ]
