@@ -74,15 +74,19 @@ import Testing
         let answering = try await ScriptedGateway(on: group) { _, _, _ in
             .body(#"{"header":{"revision":"7"},"kvs":[{"key":"L3Avaw==","mod_revision":"7","value":"MQ=="}]}"#)
         }
-        let client = try Self.client([stalled.endpoint, answering.endpoint], on: group)
+        // Long enough for the answering member on a busy test run; the stalled one takes all of it.
+        var configuration = EtcdClient.Configuration(endpoints: [stalled.endpoint, answering.endpoint])
+        configuration.requestTimeout = .seconds(5)
+        let client = try EtcdClient(configuration: configuration, eventLoopGroup: group)
         let (result, _) = await timed(cancellingAfter: Self.guardLimit) { try await client.range(prefix: "/p/") }
+        // Shut down before anything can throw: a client left running traps at its deinit.
+        try await client.shutdown()
+        for gateway in [stalled, answering] { try await gateway.close() }
+        try await group.shutdownGracefully()
         let range = try result.get()
         #expect(range.revision == 7)
         #expect(range.keyValues == [EtcdKeyValue(key: "/p/k", value: "1", modRevision: 7)])
         #expect(stalled.requests.withLockedValue { $0.count } == 1)
-        try await client.shutdown()
-        for gateway in [stalled, answering] { try await gateway.close() }
-        try await group.shutdownGracefully()
     }
 
     @Test("a watch's stream outlives the deadline of its setup: a line three request timeouts after the first still arrives")

@@ -51,13 +51,15 @@ import Testing
             return .body(Self.page(Array(rest.prefix(2)), more: rest.count > 2))
         }
         let client = try Self.client(gateway.endpoint, on: group)
-        let range = try await client.range(prefix: "/p/")
+        let (result, _) = await timed(cancellingAfter: .seconds(60)) { try await client.range(prefix: "/p/") }
+        // Shut down before anything can throw: a client left running traps at its deinit.
+        try await client.shutdown()
+        let range = try result.get()
         #expect(range.revision == 5)
         #expect(range.keyValues.map(\.key) == keys)
         let requests = gateway.requests.withLockedValue { $0 }.map { $0.body }
         #expect(requests.map { Self.text($0["key"]) } == ["/p/", keys[1] + "\0", keys[3] + "\0"])
         #expect(requests.map { $0["revision"] } == [nil, .string("5"), .string("5")])
-        try await client.shutdown()
         try await gateway.close()
         try await group.shutdownGracefully()
     }
