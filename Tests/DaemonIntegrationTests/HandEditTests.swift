@@ -61,21 +61,6 @@ import Testing
         #expect(try client.readEvent() == event(2, #"{"rank":"Commander","warpFactor":9.5}"#))
     }
 
-    /// Two quick writes in place may leave the inode, the size and the time (to the clock's tick)
-    /// as the daemon last saw them: the values read tell the edit apart.
-    @Test func anEditThatKeepsTheInodeTheSizeAndTheTimeIsTakenIn() throws {
-        let (daemon, client) = try daemonWithDomain()
-        let path = path(daemon)
-        var before = stat()
-        #expect(stat(path, &before) == 0)
-        let edited = try xml(["rank": .string("Ensign"), "warpFactor": .integer(6)])
-        #expect(edited.count == Int(before.st_size), "the same size")
-        writeInPlace(path, edited)
-        var times = [before.st_atim, before.st_mtim]
-        #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
-        #expect(try client.readEvent() == event(2, #"{"warpFactor":6}"#))
-    }
-
     @Test func aBinaryFileIsAcceptedAsWellAsXML() throws {
         let (daemon, client) = try daemonWithDomain()
         try renameOver(path(daemon), try PropertyListFile.encode(

@@ -84,15 +84,4 @@ import Testing
         #expect(version.modifiedSeconds == Int64.max / 2)
         #expect(version.age(at: Date()) < 0)
     }
-
-    /// Two quick writes in place can leave the same inode, size and time: the values kept tell them apart.
-    @Test func aKnownVersionHoldingOtherValuesIsNews() {
-        var known = KnownFileVersions()
-        var status = stat()
-        status.st_ino = 9
-        let version = FileVersion(status)
-        known.remember(version, of: domain, holding: ["count": 5])
-        #expect(known.isKnown(version, of: domain, holding: ["count": 5]))
-        #expect(!known.isKnown(version, of: domain, holding: ["count": 6]))
-    }
 }

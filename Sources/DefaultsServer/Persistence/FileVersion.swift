@@ -103,13 +103,6 @@ struct KnownFileVersions: Sendable {
         recent[domain]?.contains { $0.version == version } ?? false
     }
 
-    /// Whether `version` is known and held `values`, as far as its values are kept: a version
-    /// whose values are kept and differ is not the one memory holds, though it looks the same.
-    func isKnown(_ version: FileVersion, of domain: DomainName, holding values: [String: PlistValue]) -> Bool {
-        guard let known = recent[domain]?.last(where: { $0.version == version }) else { return false }
-        return known.values.map { $0 == values } ?? true
-    }
-
     /// Whether the daemon's own last act on the domain's file was removing it.
     func removalIsKnown(of domain: DomainName) -> Bool {
         removed.contains(domain)

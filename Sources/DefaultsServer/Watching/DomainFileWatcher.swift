@@ -120,9 +120,7 @@ final class DomainFileWatcher {
             apply(Changeset.difference(from: memory, to: [:], domain: domain), path: path, version: nil, holding: [:])
         case .parsed(let values, let version):
             suspects[domain] = nil
-            // A known version holding other values is an edit that kept the inode, the size and
-            // the time to the clock's tick (two quick writes in place): news, like any edit.
-            guard !store.fileVersions.isKnown(version, of: domain, holding: values) else { return }
+            guard !store.fileVersions.isKnown(version, of: domain) else { return }
             apply(
                 DomainFileWatcher.changes(from: store.fileVersions.bases(of: domain), to: values, memory: memory, domain: domain),
                 path: path, version: version, holding: values)
