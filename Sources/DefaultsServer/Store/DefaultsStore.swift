@@ -235,7 +235,12 @@ final class DefaultsStore {
     // MARK: - Loading
 
     private func load(_ domain: DomainName) throws(DefaultsError) -> DomainTable.Index {
-        table.insert(domain, values: try read(domain))
+        let index = table.insert(domain, values: try read(domain))
+        // A domain kept in memory without a file: "no file" is the state an edit that creates
+        // it is made from. Only kept domains get one, so reading names that do not exist leaves
+        // nothing behind.
+        if table.fileVersions.bases(of: domain).isEmpty { table.fileVersions.remember(nil, of: domain, holding: [:]) }
+        return index
     }
 
     /// A domain's values as its file holds them; empty without a file, or with one that could
@@ -243,7 +248,7 @@ final class DefaultsStore {
     private func read(_ domain: DomainName) throws(DefaultsError) -> [String: PlistValue] {
         var values: [String: PlistValue] = [:]
         switch try files.load(domain) {
-        case .missing: table.fileVersions.remember(nil, of: domain, holding: [:])
+        case .missing: break
         case .loaded(let loaded, let version):
             values = loaded
             table.fileVersions.remember(version, of: domain, holding: loaded)
