@@ -51,6 +51,14 @@ import Testing
 
     static let message = #"{"result":{"header":{"revision":"10"},"events":[{"kv":{"key":"a2V5","mod_revision":"10","value":"dHJ1ZQ=="}}]}}"#
 
+    /// The client of these tests: a request timeout no busy test run reaches, since what they
+    /// test is what the answers hold (the timeouts are `EtcdDeadlineTests`').
+    static func configuration(_ server: Channel) -> EtcdClient.Configuration {
+        var configuration = EtcdClient.Configuration(endpoints: ["http://127.0.0.1:\(server.localAddress!.port!)"])
+        configuration.requestTimeout = .seconds(30)
+        return configuration
+    }
+
     @Test("watch lines are cut whatever the chunks: a line split across chunks, two in one, a \\r before the newline")
     func watchLinesAreCutByTheOneFramer() async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
@@ -58,8 +66,7 @@ import Testing
         let server = try await Self.serve(
             ["/v3/watch": [String(Self.message[..<split]), String(Self.message[split...]) + "\r\n" + Self.message + "\n\n", Self.message + "\n"]],
             on: group)
-        let client = try EtcdClient(
-            configuration: .init(endpoints: ["http://127.0.0.1:\(server.localAddress!.port!)"]), eventLoopGroup: group)
+        let client = try EtcdClient(configuration: Self.configuration(server), eventLoopGroup: group)
         let received = NIOLockedValueBox<[EtcdWatchMessage]>([])
         try await client.watch(prefix: "/p/", from: 1, member: 0) { message in received.withLockedValue { $0.append(message) } }
         #expect(received.withLockedValue { $0 }.map(\.revision) == [10, 10, 10])
@@ -75,7 +82,7 @@ import Testing
         let server = try await Self.serve(
             ["/v3/watch": [Self.message + "\n", String(repeating: "x", count: 3_000), String(repeating: "x", count: 3_000) + "\n"]],
             on: group)
-        var configuration = EtcdClient.Configuration(endpoints: ["http://127.0.0.1:\(server.localAddress!.port!)"])
+        var configuration = Self.configuration(server)
         configuration.maximumMessageBytes = 4_096
         let client = try EtcdClient(configuration: configuration, eventLoopGroup: group)
         let received = NIOLockedValueBox<[EtcdWatchMessage]>([])
@@ -98,9 +105,10 @@ import Testing
         let closed = try await Self.serve([:], on: group)
         let closedPort = closed.localAddress!.port!
         try await closed.close()
-        let client = try EtcdClient(
-            configuration: .init(endpoints: [first, second].map { "http://127.0.0.1:\($0.localAddress!.port!)" } + ["http://127.0.0.1:\(closedPort)"]),
-            eventLoopGroup: group)
+        var configuration = EtcdClient.Configuration(
+            endpoints: [first, second].map { "http://127.0.0.1:\($0.localAddress!.port!)" } + ["http://127.0.0.1:\(closedPort)"])
+        configuration.requestTimeout = .seconds(30)
+        let client = try EtcdClient(configuration: configuration, eventLoopGroup: group)
         #expect(try await client.status(ofMember: 0) == EtcdMemberStatus(memberID: "2943212f5e2cf73", leader: "2943212f5e2cf73", revision: 7))
         #expect(try await client.status(ofMember: 1) == EtcdMemberStatus(memberID: "2943212f5e2cf73", leader: nil, revision: 3, errors: ["etcdserver: no leader"]))
         do {
