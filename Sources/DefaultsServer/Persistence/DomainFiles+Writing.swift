@@ -58,41 +58,26 @@ extension DomainFiles {
         return try stage(data, at: path)
     }
 
-    /// Whether a domain's staged change may replace the file at its path, decided right before
-    /// the rename, so that an edit landing while the file was staged and fsynced is seen. A
-    /// version on disk that `versions` does not know is an edit not read yet: the change waits
-    /// for it (`.skip`), unless it is the version the daemon refused, or `keepingUnseenAside`; then
-    /// it is first kept as `<file>.rejected-<time>`, and `keptAside` says which version.
+    /// What may happen to the version of a domain's file that a staged change would replace. A
+    /// version `versions` does not know is an edit not read yet: the change waits for it
+    /// (`.skip`), unless it is the version the daemon refused, or `keepingUnseenAside`; then it is
+    /// kept as `<file>.rejected-<time>` first. Asked right before the rename, and again of what the
+    /// rename displaced when that was not the version first judged.
     func admit(
-        _ change: StagedChange, of domain: DomainName, knowing versions: KnownFileVersions, keepingUnseenAside: Bool,
-        keptAside: inout FileVersion?, now: Date = Date()
+        _ current: FileVersion?, of domain: DomainName, knowing versions: KnownFileVersions, keepingUnseenAside: Bool
     ) -> CommitGate {
-        guard versions.isWatched, change.path != "", let current = FileVersion(atPath: change.path),
-            !versions.isKnown(current, of: domain)
-        else { return .proceed }
-        guard versions.rejectedVersion(of: domain) == current || keepingUnseenAside else { return .skip }
-        do throws(DefaultsError) {
-            try keepRejected(change.path, now: now)
-        } catch {
-            return .fail(error)
-        }
-        keptAside = current
-        return .proceed
+        guard versions.isWatched, let current, !versions.isKnown(current, of: domain) else { return .proceed }
+        return versions.rejectedVersion(of: domain) == current || keepingUnseenAside ? .keepAside : .skip
     }
 
-    /// What happens to one staged change at its commit.
+    /// What happens to the file a staged change would replace.
     enum CommitGate {
         case proceed
-        /// Not put in place now; its temporary file is removed.
+        /// Kept as `<file>.rejected-<time>`, then replaced.
+        case keepAside
+        /// Not replaced now; the change's temporary file is removed.
         case skip
         case fail(DefaultsError)
-    }
-
-    /// Keeps a hand edit the daemon refused as `<state directory>/<file>.rejected-<time>` (beside
-    /// the file when the state directory is on another file system), before the domain's write
-    /// replaces it.
-    private func keepRejected(_ path: String, now: Date) throws(DefaultsError) {
-        _ = try keepCopy(of: path, suffix: ".rejected-", now: now, mayMove: true)
     }
 
     /// Keeps the file at `path` as `<state directory>/<file><suffix><time>`, or beside it when
@@ -100,8 +85,12 @@ extension DomainFiles {
     /// file stays at its path until a write's rename replaces it, so the path is never missing,
     /// and a watcher never reads the domain as emptied. What cannot be linked (a directory) is
     /// moved instead, when `mayMove`.
-    func keepCopy(of path: String, suffix: String, now: Date, mayMove: Bool = false) throws(DefaultsError) -> String {
-        let name = String(path.split(separator: "/").last ?? "") + suffix + DomainFiles.stamp(now)
+    /// `namedFor` names it after another path of the same folder: a displaced file held under a
+    /// temporary name is kept under its domain file's name.
+    func keepCopy(of path: String, namedFor namePath: String? = nil, suffix: String, now: Date, mayMove: Bool = false)
+        throws(DefaultsError) -> String
+    {
+        let name = String((namePath ?? path).split(separator: "/").last ?? "") + suffix + DomainFiles.stamp(now)
         let beside = SystemText.parentDirectory(of: path) + "/" + name
         let places = (stateDirectory != directory ? [stateDirectory + "/" + name] : []) + [beside]
         for place in places where link(path, place) == 0 { return place }
@@ -128,58 +117,188 @@ extension DomainFiles {
         if let failure = commit(changes, reportingAs: Array(changes.indices)).failures.first { throw failure.1 }
     }
 
-    /// Puts staged changes in place, each reported under its label when it fails; `gate`, asked
-    /// right before each rename, may hold one back. The folders of those that succeeded are
+    /// What a commit did, per label.
+    struct CommitReport<Label> {
+        var failures: [(Label, DefaultsError)] = []
+        /// Held back by the gate: their temporary files are removed, the files left as they are.
+        var skipped: [Label] = []
+        /// The versions kept as `<file>.rejected-<time>` before being replaced.
+        var keptAside: [(Label, FileVersion)] = []
+    }
+
+    /// Puts staged changes in place, each reported under its label when it fails. `gate` judges
+    /// the version each would replace: the file at its path right before the rename, and what the
+    /// rename displaced, if an edit landed in between. The folders of those that succeeded are
     /// fsynced once each.
     func commit<Label>(
-        _ changes: [StagedChange], reportingAs labels: [Label], gate: (Label, StagedChange) -> CommitGate = { _, _ in .proceed }
-    ) -> (failures: [(Label, DefaultsError)], skipped: [Label]) {
-        var failures: [(Label, DefaultsError)] = []
-        var skipped: [Label] = []
+        _ changes: [StagedChange], reportingAs labels: [Label], gate: (Label, FileVersion?) -> CommitGate = { _, _ in .proceed }
+    ) -> CommitReport<Label> {
+        var report = CommitReport<Label>()
         var folders: [String: [Label]] = [:]
         for (change, label) in zip(changes, labels) {
-            let folder = DomainFiles.folder(of: change.path)
-            if case .none = change.action { continue }
-            switch gate(label, change) {
-            case .proceed: break
-            case .skip:
-                change.discard()
-                skipped.append(label)
-                continue
-            case .fail(let error):
-                change.discard()
-                failures.append((label, error))
-                continue
-            }
+            let placement: Placement
             switch change.action {
-            case .none:
-                continue
-            case .replace(let temporary):
-                guard rename(temporary, change.path) == 0 else {
-                    failures.append((label, ioError("cannot rename \(temporary) to \(change.path)")))
-                    unlink(temporary)
-                    continue
-                }
-            case .remove:
-                if unlink(change.path) != 0 {
-                    guard errno == ENOENT else {
-                        failures.append((label, DefaultsError(.ioError, "cannot remove \(change.path): \(String(cString: strerror(errno)))")))
-                        continue
-                    }
-                    // Its folder (ByHost) may be gone too: then there is nothing to make durable.
-                    guard FileManager.default.fileExists(atPath: folder) else { continue }
-                }
+            case .none: continue
+            case .replace(let temporary): placement = replace(change.path, with: temporary, writing: change.version) { gate(label, $0) }
+            case .remove: placement = remove(change.path) { gate(label, $0) }
             }
-            folders[folder, default: []].append(label)
+            switch placement {
+            case .placed(let keptAside):
+                if let keptAside { report.keptAside.append((label, keptAside)) }
+                folders[DomainFiles.folder(of: change.path), default: []].append(label)
+            case .unchanged:
+                continue
+            case .skipped:
+                report.skipped.append(label)
+            case .failed(let error):
+                report.failures.append((label, error))
+            }
         }
         for (folder, labels) in folders.sorted(by: { $0.key < $1.key }) {
             do throws(DefaultsError) {
                 try syncDirectory(folder)
             } catch {
-                failures += labels.map { ($0, error) }
+                report.failures += labels.map { ($0, error) }
             }
         }
-        return (failures, skipped)
+        return report
+    }
+
+    private enum Placement {
+        case placed(keptAside: FileVersion?)
+        /// Nothing to do: a file to remove that was already gone with its folder.
+        case unchanged
+        case skipped
+        case failed(DefaultsError)
+    }
+
+    /// Renames `temporary` over `path`. The rename is an exchange, so the version it displaced is
+    /// known for certain, not checked a moment before: an edit that landed after the check is
+    /// put back (the change skipped) or kept aside, as `gate` says. Where the file system cannot
+    /// exchange, a plain rename follows the check.
+    private func replace(_ path: String, with temporary: String, writing written: FileVersion?, gate: (FileVersion?) -> CommitGate)
+        -> Placement
+    {
+        // A file created at a free path in between is judged again; a path that keeps changing fails.
+        for _ in 0..<3 {
+            let expected = FileVersion(atPath: path)
+            var keepingAside = false
+            switch gate(expected) {
+            case .proceed: break
+            case .keepAside: keepingAside = true
+            case .skip:
+                unlink(temporary)
+                return .skipped
+            case .fail(let error):
+                unlink(temporary)
+                return .failed(error)
+            }
+            switch AtomicRename.exchange(temporary, path) {
+            case .done:
+                return settle(displacedAt: temporary, of: path, expected: expected, keepingAside: keepingAside, writing: written, gate: gate)
+            case .missing:
+                switch AtomicRename.placeIfFree(temporary, at: path) {
+                case .done: return .placed(keptAside: nil)
+                case .taken: continue
+                case .unsupported: break
+                case .missing, .failed: return failedRename(temporary, path)
+                }
+            case .unsupported: break
+            case .taken, .failed: return failedRename(temporary, path)
+            }
+            var keptAside: FileVersion?
+            if keepingAside, let expected {
+                do throws(DefaultsError) {
+                    _ = try keepCopy(of: path, suffix: ".rejected-", now: Date(), mayMove: true)
+                    keptAside = expected
+                } catch {
+                    unlink(temporary)
+                    return .failed(error)
+                }
+            }
+            guard rename(temporary, path) == 0 else { return failedRename(temporary, path) }
+            return .placed(keptAside: keptAside)
+        }
+        unlink(temporary)
+        return .failed(DefaultsError(.ioError, "\(path) kept changing while the daemon wrote it; the write is tried again at the next flush"))
+    }
+
+    private func failedRename(_ temporary: String, _ path: String) -> Placement {
+        let error = ioError("cannot rename \(temporary) to \(path)")
+        unlink(temporary)
+        return .failed(error)
+    }
+
+    /// After a rename that displaced a file to `held`: removes it when it is the version judged,
+    /// and otherwise asks `gate` about the edit that landed in between. An edit to wait for is put
+    /// back by a second exchange; if yet another write landed in that instant, that one is kept
+    /// aside, so that no edit is lost.
+    private func settle(
+        displacedAt held: String, of path: String, expected: FileVersion?, keepingAside: Bool, writing written: FileVersion?,
+        gate: (FileVersion?) -> CommitGate
+    ) -> Placement {
+        let displaced = FileVersion(atPath: held)
+        var keep = keepingAside
+        if displaced != expected {
+            switch gate(displaced) {
+            case .proceed: keep = false
+            case .keepAside: keep = true
+            case .skip, .fail:
+                guard AtomicRename.exchange(held, path) == .done else { return keepDisplaced(held, of: path, displaced) }
+                if FileVersion(atPath: held) != written { _ = keepDisplaced(held, of: path, nil) }
+                unlink(held)
+                return .skipped
+            }
+        }
+        return keep ? keepDisplaced(held, of: path, displaced) : { unlink(held); return .placed(keptAside: nil) }()
+    }
+
+    /// Keeps the displaced file held under a temporary name as `<file>.rejected-<time>`; the new
+    /// file stays in place either way.
+    private func keepDisplaced(_ held: String, of path: String, _ version: FileVersion?) -> Placement {
+        defer { unlink(held) }
+        do throws(DefaultsError) {
+            _ = try keepCopy(of: held, namedFor: path, suffix: ".rejected-", now: Date(), mayMove: true)
+            return .placed(keptAside: version)
+        } catch {
+            return .failed(error)
+        }
+    }
+
+    /// Removes the file at `path`, first moved to a temporary name so that what is removed is
+    /// known to be the version `gate` judged; an edit that landed in between is put back.
+    private func remove(_ path: String, gate: (FileVersion?) -> CommitGate) -> Placement {
+        let expected = FileVersion(atPath: path)
+        var keep = false
+        switch gate(expected) {
+        case .proceed: break
+        case .keepAside: keep = true
+        case .skip: return .skipped
+        case .fail(let error): return .failed(error)
+        }
+        let held = temporaryPath(beside: path)
+        guard rename(path, held) == 0 else {
+            guard errno == ENOENT else {
+                return .failed(DefaultsError(.ioError, "cannot remove \(path): \(String(cString: strerror(errno)))"))
+            }
+            // Its folder (ByHost) may be gone too: then there is nothing to make durable.
+            return FileManager.default.fileExists(atPath: DomainFiles.folder(of: path)) ? .placed(keptAside: nil) : .unchanged
+        }
+        let displaced = FileVersion(atPath: held)
+        if displaced != expected {
+            switch gate(displaced) {
+            case .proceed: keep = false
+            case .keepAside: keep = true
+            case .skip, .fail:
+                // Put back with `link`, which never replaces a file someone created meanwhile.
+                if link(held, path) != 0 { _ = keepDisplaced(held, of: path, nil) }
+                unlink(held)
+                return .skipped
+            }
+        }
+        if keep { return keepDisplaced(held, of: path, displaced) }
+        unlink(held)
+        return .placed(keptAside: nil)
     }
 
     /// Writes `data` to `path` durably: a temporary file in the same folder, fsync, rename,
@@ -194,7 +313,7 @@ extension DomainFiles {
         // In the file's own folder: a rename within one folder is atomic, and one fsync of it
         // makes the rename durable.
         let folder = DomainFiles.folder(of: path)
-        let temporary = folder + "/" + DomainFiles.temporaryPrefix + String(UInt64.random(in: 0...UInt64.max), radix: 36)
+        let temporary = temporaryPath(beside: path)
         var fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         if fd < 0, errno == ENOENT, folder == byHostDirectory {
             // The ByHost folder was removed while the daemon ran.
@@ -205,13 +324,18 @@ extension DomainFiles {
         var failure: DefaultsError?
         if !FileDescriptorIO.write(data, to: fd) { failure = ioError("cannot write \(temporary)") }
         if failure == nil, fsync(fd) != 0 { failure = ioError("cannot fsync \(temporary)") }
-        let version = failure == nil ? FileVersion(descriptor: fd) : nil
+        let version = failure == nil ? FileVersion(descriptor: fd, contents: data) : nil
         close(fd)
         if let failure {
             unlink(temporary)
             throw failure
         }
         return StagedChange(path: path, action: .replace(temporary: temporary), version: version)
+    }
+
+    /// A free name for a temporary file in `path`'s folder; the watcher and start-up's clean-up know its prefix.
+    func temporaryPath(beside path: String) -> String {
+        DomainFiles.folder(of: path) + "/" + DomainFiles.temporaryPrefix + String(UInt64.random(in: 0...UInt64.max), radix: 36)
     }
 
     static func folder(of path: String) -> String {

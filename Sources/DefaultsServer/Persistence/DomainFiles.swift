@@ -209,7 +209,7 @@ struct DomainFiles: Sendable {
         case .failure(let failure):
             return .unreadable(DefaultsError(.ioError, "\(path) \(failure)"))
         case .success(let file):
-            let version = FileVersion(file.status)
+            let version = FileVersion(file.status, contents: file.data)
             if file.data.isEmpty { return .beingWritten(version) }
             do {
                 return .parsed(try PropertyListFile.decode(file.data), version)

@@ -96,14 +96,10 @@ extension DomainFiles {
             for (domain, _) in snapshot.domains { outcome.failures[domain] = error }
             return outcome
         }
-        let committed = commit(staged.map(\.change), reportingAs: staged.map(\.domain)) { domain, change in
-            var keptAside: FileVersion?
-            let gate = admit(
-                change, of: domain, knowing: snapshot.versions, keepingUnseenAside: snapshot.keepUnseenAside.contains(domain),
-                keptAside: &keptAside)
-            if let keptAside { outcome.keptAside[domain] = keptAside }
-            return gate
+        let committed = commit(staged.map(\.change), reportingAs: staged.map(\.domain)) { domain, current in
+            admit(current, of: domain, knowing: snapshot.versions, keepingUnseenAside: snapshot.keepUnseenAside.contains(domain))
         }
+        for (domain, version) in committed.keptAside { outcome.keptAside[domain] = version }
         for (domain, error) in committed.failures { outcome.failures[domain] = error }
         outcome.deferred = Set(committed.skipped)
         for (domain, change) in staged where outcome.failures[domain] == nil && !outcome.deferred.contains(domain) {

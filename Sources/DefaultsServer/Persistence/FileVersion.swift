@@ -2,9 +2,11 @@ import DefaultsCore
 import FoundationEssentials
 import Glibc
 
-/// One version of a file: the inode and what every write changes (size and modification time,
-/// to the nanosecond). A file renamed over the path is another inode; a file written in place
-/// keeps its inode but not its modification time.
+/// One version of a file: the inode, what every write changes (size and modification time, to
+/// the nanosecond), and a digest of its bytes. A file renamed over the path is another inode; a
+/// file written in place keeps its inode but not its modification time, except for two writes of
+/// the same size within one tick of the file system's clock (a few milliseconds): only their bytes
+/// tell those apart.
 struct FileVersion: Sendable, Hashable {
     var device: UInt64
     var inode: UInt64
@@ -13,13 +15,24 @@ struct FileVersion: Sendable, Hashable {
     /// past what nanoseconds in one Int64 can hold.
     var modifiedSeconds: Int64
     var modifiedNanoseconds: Int64
+    /// A digest of the bytes, from this process's seeded `Hasher`: it is only ever compared with
+    /// others this process made. Nil when the bytes could not be read (a file not permitted, past
+    /// the size cap), which compares equal only with another such version of the same status.
+    var contentDigest: Int?
 
-    init(_ status: stat) {
+    init(_ status: stat, contents: Data? = nil) {
         device = UInt64(status.st_dev)
         inode = UInt64(status.st_ino)
         size = Int64(status.st_size)
         modifiedSeconds = Int64(status.st_mtim.tv_sec)
         modifiedNanoseconds = Int64(status.st_mtim.tv_nsec)
+        contentDigest = contents.map(FileVersion.digest(of:))
+    }
+
+    private static func digest(of contents: Data) -> Int {
+        var hasher = Hasher()
+        contents.withUnsafeBytes { hasher.combine(bytes: $0) }
+        return hasher.finalize()
     }
 
     /// Seconds from the file's last change to `now`; negative for a time in the future.
@@ -27,19 +40,26 @@ struct FileVersion: Sendable, Hashable {
         now.timeIntervalSince1970 - Double(modifiedSeconds) - Double(modifiedNanoseconds) / 1e9
     }
 
-    /// The version at `path` now, through any link, as a read through the link sees it; nil
-    /// when there is no file.
+    /// The version at `path` now, through any link, as a read through the link sees it, its bytes
+    /// read without blocking; nil when there is no file.
     init?(atPath path: String) {
-        var status = stat()
-        guard stat(path, &status) == 0 else { return nil }
-        self.init(status)
+        switch RegularFile.read(atPath: path, maximumBytes: PropertyListLimits.maximumFileBytes) {
+        case .success(let file):
+            self.init(file.status, contents: file.data)
+        case .failure(.missing):
+            return nil
+        case .failure:
+            var status = stat()
+            guard stat(path, &status) == 0 else { return nil }
+            self.init(status)
+        }
     }
 
-    /// The version of an open file.
-    init?(descriptor: Int32) {
+    /// The version of an open file whose bytes are `contents`.
+    init?(descriptor: Int32, contents: Data) {
         var status = stat()
         guard fstat(descriptor, &status) == 0 else { return nil }
-        self.init(status)
+        self.init(status, contents: contents)
     }
 }
 
