@@ -120,4 +120,35 @@ import Testing
         #expect(try daemon.storedValues(Self.domain) == nil)
         Self.expectAlive(daemon, "a domain too large for a file")
     }
+
+    /// NSGlobalDomain is in every app's search list: a refused file of its own (here a FIFO) fails
+    /// requests for NSGlobalDomain, and the lookups of every other domain skip it, without
+    /// reading it again each time, until it changes.
+    @Test func aRefusedGlobalDomainFailsOnlyItsOwnRequests() throws {
+        let daemon = try DaemonProcess()
+        let client = try daemon.connect()
+        #expect(try client.request(#"{"op":"set","domain":"\#(Self.domain)","key":"own","value":1}"#) == #"{"ok":true,"generation":1}"#)
+        let global = daemon.storagePath + "/.GlobalPreferences.plist"
+        #expect(mkfifo(global, 0o600) == 0)
+        defer { unlink(global) }
+        // Made an hour ago: one that changed within the settle time may be a write under way, and is read again.
+        let hourAgo = timespec(tv_sec: time(nil) - 3600, tv_nsec: 0)
+        var times = [hourAgo, hourAgo]
+        #expect(utimensat(AT_FDCWD, global, &times, 0) == 0)
+        for _ in 0..<3 {
+            #expect(try client.request(#"{"op":"lookup","domain":"\#(Self.domain)","key":"own"}"#)
+                == #"{"ok":true,"value":1,"domain":"\#(Self.domain)","layer":"persistent"}"#)
+            #expect(try client.request(#"{"op":"lookup","domain":"\#(Self.domain)","key":"AppleLocale"}"#)
+                == #"{"ok":true,"value":null,"domain":null,"layer":null}"#)
+            let own = try client.request(#"{"op":"get","domain":"NSGlobalDomain"}"#)
+            #expect(own.hasPrefix(#"{"ok":false,"error":{"code":"io_error""#) && own.contains("FIFO"), "\(own)")
+        }
+        #expect(daemon.logOccurrences(of: "domain file refused") == 1, "refused once, not read again at each lookup: \(daemon.logText)")
+
+        // Put right, it is read again and in force.
+        unlink(global)
+        try PropertyListFile.encode(["AppleLocale": "fr_FR"], format: .xml).write(to: URL(fileURLWithPath: global))
+        #expect(try client.request(#"{"op":"lookup","domain":"\#(Self.domain)","key":"AppleLocale"}"#)
+            == #"{"ok":true,"value":"fr_FR","domain":"NSGlobalDomain","layer":"persistent"}"#)
+    }
 }

@@ -143,6 +143,9 @@ struct DomainFiles: Sendable {
         /// torn. It stays where it is (its bytes are kept by ``keepTorn(_:of:now:)``), and the
         /// domain starts empty; the domain's next write replaces it.
         case torn(reason: String, version: FileVersion)
+        /// The file could not be taken in and changed within ``DomainFiles/settleTime``: perhaps
+        /// a write under way. The error says to try again.
+        case settling(DefaultsError)
     }
 
     /// How long a file that cannot be taken in must stay unchanged before it is judged torn: far
@@ -151,8 +154,8 @@ struct DomainFiles: Sendable {
     static let settleTime = TimeAmount.seconds(1)
 
     /// Reads a domain's file; never moves it. A file that cannot be taken in (empty, cut short, not
-    /// a property list) and changed within ``settleTime`` may be a write under way: loading fails
-    /// with `io_error`, and the file is read again at the next request. One that has not changed
+    /// a property list) and changed within ``settleTime`` may be a write under way (`.settling`,
+    /// with `io_error`), and the file is read again at the next request. One that has not changed
     /// for that long is torn (``DomainLoad/torn(reason:version:)``). A file that cannot be
     /// read at all (a FIFO, a directory, past the size cap, not permitted) fails with `io_error`
     /// and is left as it is.
@@ -170,8 +173,8 @@ struct DomainFiles: Sendable {
         // A time in the future (a wrong clock, `touch -d`) says nothing of a write under way.
         let age = version.age(at: now)
         guard age < 0 || age >= Double(DomainFiles.settleTime.nanoseconds) / 1e9 else {
-            throw DefaultsError(
-                .ioError, "\(domain)'s file cannot be read as it stands (\(reason)); it changed \(Int(max(age, 0) * 1000)) ms ago, perhaps a write under way: try again")
+            return .settling(DefaultsError(
+                .ioError, "\(domain)'s file cannot be read as it stands (\(reason)); it changed \(Int(max(age, 0) * 1000)) ms ago, perhaps a write under way: try again"))
         }
         return .torn(reason: reason, version: version)
     }

@@ -55,6 +55,14 @@ struct FileVersion: Sendable, Hashable {
         }
     }
 
+    /// The version at `path` as its status alone says (no digest): enough to see that a file
+    /// refused as a whole (not a regular file, too large) changed, at the cost of one `stat`.
+    init?(statusAt path: String) {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        self.init(status)
+    }
+
     /// The version of an open file whose bytes are `contents`.
     init?(descriptor: Int32, contents: Data) {
         var status = stat()

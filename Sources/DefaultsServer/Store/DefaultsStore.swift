@@ -31,6 +31,11 @@ final class DefaultsStore {
     let managed: ManagedPreferences
     private let logger: Logger
     private(set) var maximumDomainBytes: Int
+    /// Domain files refused at load, with the status they were refused at and why. Owned by the
+    /// loop, like the store. At most ``refusedFilesKept``: past that it starts again, which costs
+    /// only reads.
+    private var refusedFiles: [DomainName: (version: FileVersion, error: DefaultsError)] = [:]
+    private static let refusedFilesKept = 1024
     /// The roaming link's bookkeeping, when roaming is on: every effective local change of a
     /// roaming domain is queued there for etcd.
     var roaming: RoamingState?
@@ -100,7 +105,8 @@ final class DefaultsStore {
         return Array(table.states.keys)
     }
 
-    /// Resolves `key` along `list`: the persistent domains from the store (loaded on first use),
+    /// Resolves `key` along `list`: the persistent domains from the store (loaded on first use;
+    /// one whose file is refused fails the lookup only when it is the list's own domain),
     /// the bundle layer from the installed Settings bundles' defaults, the registration domain of
     /// the connection that asks.
     func lookup(
@@ -110,7 +116,11 @@ final class DefaultsStore {
         try list.resolve { (layer) throws(DefaultsError) -> PlistValue? in
             switch layer {
             case .managed(let domain): managed.forced[domain]?[key]
-            case .persistent(let domain): try state(of: domain).values[key]
+            case .persistent(let domain) where domain.anyHost == list.appDomain: try state(of: domain).values[key]
+            case .persistent(let domain):
+                // Another domain's refused file (NSGlobalDomain past the size cap, say) fails only
+                // requests for that domain: the lookups that reach it skip it (logged once, in `read`).
+                (try? state(of: domain))?.values[key]
             case .bundle(let domain): bundleDefaults[domain]?[key]
             case .registration: registration[key]
             case .argument: nil
@@ -243,12 +253,35 @@ final class DefaultsStore {
         return index
     }
 
-    /// A domain's values as its file holds them; empty without a file, or with one that could
-    /// not be parsed (moved aside).
+    /// A domain's values as its file holds them; empty without a file, or with one judged torn
+    /// (its bytes kept aside). A file refused (not a regular file, unreadable, too large) is
+    /// refused again without being read until its status changes.
     private func read(_ domain: DomainName) throws(DefaultsError) -> [String: PlistValue] {
+        let status = files.path(of: domain).flatMap(FileVersion.init(statusAt:))
+        if let refused = refusedFiles[domain] {
+            if refused.version == status { throw refused.error }
+            refusedFiles[domain] = nil
+        }
+        do throws(DefaultsError) {
+            return try readFile(domain)
+        } catch {
+            // A file changed within the settle time may be a write under way: it is read again.
+            if let status, status.age(at: Date()) >= Double(DomainFiles.settleTime.nanoseconds) / 1e9 {
+                if refusedFiles.count >= Self.refusedFilesKept { refusedFiles = [:] }
+                refusedFiles[domain] = (status, error)
+                logger.warning(
+                    "domain file refused; requests for the domain answer the error, and lookups that reach it through another domain's search list skip it, until the file changes",
+                    metadata: ["domain": "\(domain)", "error": "\(error.message)"])
+            }
+            throw error
+        }
+    }
+
+    private func readFile(_ domain: DomainName) throws(DefaultsError) -> [String: PlistValue] {
         var values: [String: PlistValue] = [:]
         switch try files.load(domain) {
         case .missing: break
+        case .settling(let error): throw error
         case .loaded(let loaded, let version):
             values = loaded
             table.fileVersions.remember(version, of: domain, holding: loaded)
