@@ -74,6 +74,40 @@ import Testing
             == #"{"event":"didChange","domain":"\#(Self.domain)","host":"current","generation":2,"changes":{"scale":3},"origin":{"source":"file"}}"#)
     }
 
+    /// The `ByHost` folder removed (its watch ends) and made again is watched again, and the
+    /// storage directory's own watch is not lost with it.
+    @Test func aByHostFolderRemovedAndMadeAgainIsWatchedAgain() throws {
+        let daemon = try DaemonProcess()
+        let client = try daemon.connect()
+        try client.request(#"{"op":"subscribe","domains":["\#(Self.domain)"],"host":"current"}"#)
+        let anyHost = try daemon.connect()
+        try anyHost.request(#"{"op":"subscribe","domains":["\#(Self.domain)"]}"#)
+        try client.request(#"{"op":"set","domain":"\#(Self.domain)","host":"current","key":"scale","value":2}"#)
+        _ = try client.readEvent()
+        #expect(try client.request(#"{"op":"synchronize"}"#) == #"{"ok":true}"#)
+
+        let folder = daemon.storagePath + "/ByHost"
+        try FileManager.default.removeItem(atPath: folder)
+        // Its file removed with it, by a person: the domain is emptied.
+        #expect(try client.readEvent()
+            == #"{"event":"didChange","domain":"\#(Self.domain)","host":"current","generation":2,"changes":{"scale":null},"origin":{"source":"file"}}"#)
+        #expect(daemon.waitForLog("a folder of domain files is no longer watched"))
+        // Made again by hand, with an edited by-host file in it: read, as the folder is watched again.
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+        let path = daemon.storagePath + "/" + byHostFile
+        try PropertyListFile.encode(["scale": .integer(3)], format: .xml).write(to: URL(fileURLWithPath: path + ".new"))
+        #expect(rename(path + ".new", path) == 0)
+        #expect(try client.readEvent()
+            == #"{"event":"didChange","domain":"\#(Self.domain)","host":"current","generation":3,"changes":{"scale":3},"origin":{"source":"file"}}"#)
+
+        // The any-host file's edits are read as before.
+        let anyHostPath = daemon.storagePath + "/\(Self.domain).plist"
+        try PropertyListFile.encode(["scale": .integer(1)], format: .xml).write(to: URL(fileURLWithPath: anyHostPath + ".new"))
+        #expect(rename(anyHostPath + ".new", anyHostPath) == 0)
+        #expect(try anyHost.readEvent()
+            == #"{"event":"didChange","domain":"\#(Self.domain)","generation":1,"changes":{"scale":1},"origin":{"source":"file"}}"#)
+    }
+
     @Test func lookupTakesEachDomainsCurrentHostVariantJustBeforeIt() throws {
         let daemon = try DaemonProcess()
         let client = try daemon.connect()

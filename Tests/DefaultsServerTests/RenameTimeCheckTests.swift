@@ -38,7 +38,7 @@ import Testing
     {
         try files.writeAtomically(PropertyListFile.encode(["k": "known"], format: .xml), to: path)
         var known = KnownFileVersions()
-        known.isWatched = true
+        known.watchedFolders = .both
         known.remember(FileVersion(atPath: path), of: domain, holding: ["k": "known"])
         let change = try files.stage(domain, values: values)
         var asked = 0
@@ -89,7 +89,7 @@ import Testing
     @Test func aKnownFileIsReplacedAndNothingIsLeftBeside() throws {
         try files.writeAtomically(PropertyListFile.encode(["k": "known"], format: .xml), to: path)
         var known = KnownFileVersions()
-        known.isWatched = true
+        known.watchedFolders = .both
         known.remember(FileVersion(atPath: path), of: domain, holding: ["k": "known"])
         let change = try files.stage(domain, values: ["k": "new"])
         var asked = 0

@@ -66,7 +66,7 @@ extension DomainFiles {
     func admit(
         _ current: FileVersion?, of domain: DomainName, knowing versions: KnownFileVersions, keepingUnseenAside: Bool
     ) -> CommitGate {
-        guard versions.isWatched, let current, !versions.isKnown(current, of: domain) else { return .proceed }
+        guard versions.isWatched(domain), let current, !versions.isKnown(current, of: domain) else { return .proceed }
         return versions.rejectedVersion(of: domain) == current || keepingUnseenAside ? .keepAside : .skip
     }
 

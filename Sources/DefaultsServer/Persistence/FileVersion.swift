@@ -94,8 +94,23 @@ struct KnownFileVersions: Sendable {
     /// Domains whose file the daemon itself removed last.
     private var removed: Set<DomainName> = []
     private var rejected: [DomainName: FileVersion] = [:]
-    /// True while hand edits are watched: only then does the writer wait for one to be read.
-    var isWatched = false
+    /// The folders whose edits are watched now: a write waits for an edit to be read only where
+    /// edits are read, and losing one folder's watch leaves the other's check in force.
+    var watchedFolders: WatchedFolders = []
+
+    /// The storage directory and its `ByHost` folder.
+    struct WatchedFolders: OptionSet, Sendable {
+        let rawValue: UInt8
+        static let main = WatchedFolders(rawValue: 1)
+        static let byHost = WatchedFolders(rawValue: 2)
+        static let both: WatchedFolders = [.main, .byHost]
+
+        /// The folder that holds `domain`'s file.
+        static func holding(_ domain: DomainName) -> WatchedFolders { domain.isCurrentHost ? .byHost : .main }
+    }
+
+    /// Whether edits to `domain`'s file are read while the daemon runs.
+    func isWatched(_ domain: DomainName) -> Bool { watchedFolders.contains(.holding(domain)) }
 
     /// Enough to cover a write in flight while an edit is read.
     private static let kept = 4

@@ -56,32 +56,52 @@ final class DomainFileWatcher {
     }
 
     /// Starts watching the storage directory and its `ByHost` folder; without inotify, edits are
-    /// read at the next start.
+    /// read at the next start. Each folder's watch is its own: the `ByHost` folder, removed and
+    /// made again, is watched again from then on.
     func start() {
         store.eventLoop.preconditionInEventLoop()
         do {
             try watcher.watch(files.directory, mask: DirectoryWatcher.fileChanges) { [self] event in
                 noticed(event, inByHostFolder: false)
             }
-            if files.hostID != nil {
-                try watcher.watch(files.byHostDirectory, mask: DirectoryWatcher.fileChanges) { [self] event in
-                    noticed(event, inByHostFolder: true)
-                }
-            }
-            store.fileVersions.isWatched = true
+            store.fileVersions.watchedFolders.insert(.main)
         } catch {
             logger.warning("domain files edited while the daemon runs are read only at its next start", metadata: ["error": "\(error)"])
         }
+        watchByHostFolder()
+    }
+
+    /// Watches the `ByHost` folder, when this machine has by-host files and the folder exists;
+    /// the by-host domains in memory are compared with their files then, for what changed unwatched.
+    private func watchByHostFolder() {
+        guard files.hostID != nil, !store.fileVersions.watchedFolders.contains(.byHost) else { return }
+        do {
+            try watcher.watch(files.byHostDirectory, mask: DirectoryWatcher.fileChanges) { [self] event in
+                noticed(event, inByHostFolder: true)
+            }
+        } catch {
+            if access(files.byHostDirectory, F_OK) == 0 {
+                logger.warning("by-host files edited while the daemon runs are read only at its next start", metadata: ["error": "\(error)"])
+            }
+            return
+        }
+        store.fileVersions.watchedFolders.insert(.byHost)
+        for domain in store.loadedDomains where domain.isCurrentHost { pending.insert(domain) }
+        if !pending.isEmpty { settle.schedule { [self] in readPending() } }
     }
 
     private func noticed(_ event: InotifyEvent, inByHostFolder: Bool) {
         if event.isOverflow {
             for domain in store.loadedDomains { pending.insert(domain) }
         } else if event.endsWatch {
-            // A write waits for an edit to be read only while every edit is read.
-            store.fileVersions.isWatched = false
-            logger.warning("the storage directory is no longer watched; edits are read at the next start", metadata: [
+            // A write waits for an edit to be read only where edits are read.
+            store.fileVersions.watchedFolders.remove(inByHostFolder ? .byHost : .main)
+            logger.warning("a folder of domain files is no longer watched; its edits are read at the next start, or once it is made again", metadata: [
                 "directory": "\(inByHostFolder ? files.byHostDirectory : files.directory)"])
+            if inByHostFolder { watchByHostFolder() }
+            return
+        } else if !inByHostFolder, event.name == DomainName.byHostFolder {
+            watchByHostFolder()
             return
         } else if let domain = files.domain(ofFile: event.name, inByHostFolder: inByHostFolder),
             store.loadedValues(of: domain) != nil
