@@ -69,4 +69,36 @@ import Testing
         #expect(try app.request(#"{"op":"lookup","domain":"\#(Self.domain)","key":"warpFactor"}"#)
             == #"{"ok":true,"value":5.0,"domain":"\#(Self.domain)","layer":"bundle"}"#)
     }
+
+    /// A bundle with links back to its own folder (here 20 links to `.`, which a walk that
+    /// followed them would find 20^8 paths through) is watched once per real directory.
+    @Test func linksBackIntoABundleAddNoWatches() throws {
+        let root = temporaryPath()
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try install(into: root)
+        let bundle = root + "/" + Self.domain + "/Settings.bundle"
+        for index in 0..<20 { #expect(symlink(".", bundle + "/loop\(index)") == 0) }
+        let daemon = try daemon(directory: root, config: root + ".json")
+        defer { try? FileManager.default.removeItem(atPath: root + ".json") }
+        let app = try daemon.connect()
+        #expect(try app.request(#"{"op":"lookup","domain":"\#(Self.domain)","key":"warpFactor"}"#, timeout: 10)
+            == #"{"ok":true,"value":5.0,"domain":"\#(Self.domain)","layer":"bundle"}"#)
+        let realDirectories = try FileManager.default.subpathsOfDirectory(atPath: root).filter { path in
+            var status = stat()
+            return lstat(root + "/" + path, &status) == 0 && status.st_mode & S_IFMT == S_IFDIR
+        }.count + 1
+        let watches = Self.inotifyWatchCount(of: daemon.process.processIdentifier)
+        #expect(watches > realDirectories && watches <= realDirectories + 8,
+            "\(watches) watches for \(realDirectories) bundle directories and the daemon's own few")
+    }
+
+    /// How many inotify watches a process holds, as its descriptors' `fdinfo` lists them.
+    static func inotifyWatchCount(of pid: Int32) -> Int {
+        let folder = "/proc/\(pid)/fdinfo"
+        return ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).reduce(0) { count, fd in
+            let text = (try? String(contentsOfFile: folder + "/" + fd, encoding: .utf8)) ?? ""
+            return count + text.split(separator: "\n").filter { $0.hasPrefix("inotify wd:") }.count
+        }
+    }
 }

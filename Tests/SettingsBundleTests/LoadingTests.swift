@@ -420,4 +420,26 @@ import Testing
         #expect(loaded.stringsFiles["en.lproj/Root.strings"] == nil)
         #expect(loaded.defaults.app == ["warp": false])
     }
+
+    /// A bundle's files are read for at most `BundleFiles.maximumTotalBytes` in all, each link to
+    /// a file counted each time: one 9 MiB table that ten languages link to is read three times,
+    /// and the other seven are refused with a finding, not parsed.
+    @Test func aBundlesFilesAreReadForABoundedTotal() throws {
+        let bundle = try TemporaryBundle()
+        try bundle.writePage("Root.plist", [Spec.toggle("warp", "Warp")], stringsTable: "Root")
+        // Abandoned at its first byte, so that what is measured is reading, not parsing.
+        try bundle.write("table.strings.data", text: "@" + String(repeating: " ", count: 9 << 20))
+        for language in 0..<10 {
+            try FileManager.default.createDirectory(at: bundle.url.appendingPathComponent("l\(language).lproj"), withIntermediateDirectories: true)
+            try FileManager.default.createSymbolicLink(
+                atPath: bundle.url.appendingPathComponent("l\(language).lproj/Root.strings").path,
+                withDestinationPath: bundle.url.appendingPathComponent("table.strings.data").path)
+        }
+        let loaded = try bundle.load()
+        let overBudget = loaded.diagnostics.filter { $0.code == .fileTooLarge }
+        #expect(overBudget.count == 7)
+        #expect(overBudget.allSatisfy { $0.message.hasSuffix("add up to more than \(2 * PropertyListLimits.maximumFileBytes) bytes") })
+        #expect(loaded.diagnostics.filter { $0.code == .stringsUnparseable }.count == 3, "three were read")
+        #expect(loaded.defaults.app == ["warp": false])
+    }
 }

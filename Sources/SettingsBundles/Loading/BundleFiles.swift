@@ -15,6 +15,11 @@ struct BundleFiles {
     /// Bounds on what a bundle may hold; real ones have a few hundred files, three levels deep.
     static let maximumFileCount = 10_000
     static let maximumDepth = 8
+    /// The most bytes a bundle's files are read for in all, each read counted (a file that many
+    /// links lead to, each time): real bundles hold well under a megabyte, and this is room for
+    /// one file of the largest size a property list may be, twice.
+    static let maximumTotalBytes = 2 * PropertyListLimits.maximumFileBytes
+    private(set) var bytesRead = 0
 
     init(directory: URL) throws(SettingsBundleError) {
         let root = directory.standardizedFileURL.resolvingSymlinksInPath()
@@ -62,14 +67,23 @@ struct BundleFiles {
         self.diagnostics = diagnostics
     }
 
-    /// The bytes of a file, or nil (with a diagnostic) when it is too large or cannot be read.
-    /// Every file of a bundle is a property list (pages, `.strings` tables), so the limit is the
-    /// one every property-list reader holds files to; no settings page or table comes close.
-    func contents(of path: String, diagnostics: inout [Diagnostic]) -> Data? {
+    /// The bytes of a file, or nil (with a diagnostic) when it is too large, cannot be read, or
+    /// would take the bundle past ``maximumTotalBytes``. Every file of a bundle is a property list
+    /// (pages, `.strings` tables), so the limit is the one every property-list reader holds files
+    /// to; no settings page or table comes close.
+    mutating func contents(of path: String, diagnostics: inout [Diagnostic]) -> Data? {
         let url = root.appendingPathComponent(path)
-        switch RegularFile.read(atPath: url.path, maximumBytes: PropertyListLimits.maximumFileBytes) {
+        let left = Self.maximumTotalBytes - bytesRead
+        switch RegularFile.read(atPath: url.path, maximumBytes: min(PropertyListLimits.maximumFileBytes, left)) {
         case .success(let file):
+            bytesRead += file.data.count
             return file.data
+        case .failure(.tooLarge(let size, _)) where size <= PropertyListLimits.maximumFileBytes:
+            diagnostics.append(
+                Diagnostic(
+                    .error, .fileTooLarge, file: path,
+                    "not read: the bundle's files add up to more than \(Self.maximumTotalBytes) bytes"))
+            return nil
         case .failure(.tooLarge(let size, _)):
             diagnostics.append(
                 Diagnostic(

@@ -7,7 +7,7 @@ import FoundationEssentials
 struct BundleLoader {
     let directory: URL
     let options: LoadOptions
-    let files: BundleFiles
+    var files: BundleFiles
     let language: String?
     var diagnostics: [Diagnostic] = []
     var stringsFiles: [String: StringsFile] = [:]
