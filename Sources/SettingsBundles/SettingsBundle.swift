@@ -33,6 +33,9 @@ public struct SettingsBundle: Sendable {
     public let diagnostics: [Diagnostic]
     public let defaults: BundleDefaults
     let localizer: Localizer
+    /// Where in ``specifiers`` each key is described: a write's check looks at those only, so it
+    /// costs the same in a bundle of ten specifiers and of ten thousand.
+    let specifierIndicesByKey: [String: [Int]]
 
     init(
         directory: URL, options: LoadOptions, availableLanguages: [String], language: String?, rootFile: String?,
@@ -50,6 +53,11 @@ public struct SettingsBundle: Sendable {
         self.diagnostics = diagnostics
         self.defaults = defaults
         self.localizer = localizer
+        var indices: [String: [Int]] = [:]
+        for (index, specifier) in specifiers.enumerated() {
+            if let key = specifier.key { indices[key, default: []].append(index) }
+        }
+        self.specifierIndicesByKey = indices
     }
 
     /// Reads the bundle at `directory`. Only a directory that cannot be listed is an error;

@@ -130,6 +130,25 @@ import Testing
     }
 }
 
+extension BundleWorkTests {
+    /// The daemon checks every value written to a domain against its bundle: that check looks only
+    /// at the specifiers of the key written, so it takes the same time in a bundle of n and of 8n
+    /// specifiers (a scan of all of them would take 8 times as long).
+    @Test func aWriteCheckCostsTheSameInALargerBundle() throws {
+        let small = try TemporaryBundle()
+        let large = try TemporaryBundle()
+        _ = try Bundles.manySpecifiers(small, 500)
+        _ = try Bundles.manySpecifiers(large, WorkGrowth.factor * 500)
+        let options = LoadOptions(languages: ["en"])
+        let bundles = (try SettingsBundle.load(at: small.url, options: options), try SettingsBundle.load(at: large.url, options: options))
+        #expect(bundles.0.validate(.string("yes"), forKey: "k7") == .refused(#"k7 must be true or false (PSToggleSwitchSpecifier "Title 7")"#))
+        #expect(bundles.1.validate(.bool(true), forKey: "k3999") == .ok)
+        let growth = WorkGrowth.measure(small: bundles.0, large: bundles.1) { $0.validate(.string("yes"), forKey: "k7") }
+        // Constant work measures about 1; the bound leaves the same room for noise as the linear bound does.
+        #expect(growth.ratio <= 2.5, "\(growth)")
+    }
+}
+
 /// One line of a `.strings` table, its key numbered.
 private func entry(_ index: Int) -> String { #""k\#(index)" = "v \#(index)";"# + "\n" }
 

@@ -36,8 +36,8 @@ extension SettingsBundle {
     /// allow anything. When several specifiers describe the key, one accepting is enough.
     public func validate(_ value: PlistValue, forKey key: String, suite: DomainName? = nil) -> WriteCheck {
         var refusal: String?
-        for specifier in specifiers
-        where specifier.key == key && specifier.suite == suite && specifier.hasUsableDomain
+        for specifier in (specifierIndicesByKey[key] ?? []).lazy.map({ specifiers[$0] })
+        where specifier.suite == suite && specifier.hasUsableDomain
             && specifier.isVisible(on: options.idiom)
         {
             guard let rule = WriteRule(specifier) else { continue }
