@@ -53,4 +53,13 @@ import Testing
         #expect(!FileDescriptorIO.write("x", to: -1))
         #expect(FileDescriptorIO.readToEnd(-1) == nil)
     }
+
+    /// What a peer sent is logged as an excerpt: a one-mebibyte answer costs a log line of about
+    /// 230 characters, which says how much was left out.
+    @Test func aPeersTextIsLoggedAsAnExcerpt() {
+        #expect(SystemText.excerpt("short") == "short")
+        let long = String(repeating: "x", count: 1 << 20)
+        #expect(SystemText.excerpt(long) == String(repeating: "x", count: 200) + "… (1048376 more characters)")
+        #expect(SystemText.excerpt("abcdef", maximumCharacters: 3) == "abc… (3 more characters)")
+    }
 }

@@ -37,7 +37,8 @@ GQuark defaults_error_quark (void);
 
 typedef enum {
   /* The client's own. */
-  DEFAULTS_ERROR_NOT_CONNECTED,     /* the daemon is not reachable; a write is kept and sent later */
+  DEFAULTS_ERROR_NOT_CONNECTED,     /* the daemon is not reachable; a write is kept and sent later,
+                                     * unless as many as are kept already wait (then it is refused) */
   DEFAULTS_ERROR_TIMED_OUT,         /* no answer within the client's timeout */
   DEFAULTS_ERROR_UNTRUSTED,         /* the socket's folder or its server could be someone else's */
   DEFAULTS_ERROR_PROTOCOL,          /* an answer that is not the protocol */
@@ -150,7 +151,9 @@ char          **defaults_client_list_keys (DefaultsClient *client, const char *d
  * DEFAULTS_ORIGIN_THIS_CLIENT before it returns. Answers the daemon's refusal when it comes in
  * time (the write then leaves the local copy, and its keys are reported as changed). A write
  * that cannot be sent now, or that the daemon refused with `shutting_down`, is kept, in order,
- * and sent when the daemon is back: it answers TRUE, with no error. */
+ * and sent when the daemon is back: it answers TRUE, with no error. At most 10,000 writes, and
+ * 16 MiB of them, are kept: past that a write answers FALSE with DEFAULTS_ERROR_NOT_CONNECTED at
+ * once, and changes nothing (no read shows it, nobody is told of it). */
 gboolean        defaults_client_apply (DefaultsClient     *client,
                                        const char         *domain,
                                        JsonObject         *set,

@@ -16,6 +16,17 @@
  *   A read therefore sees a write at once, never an older state after it, and never loses a
  *   change another process made meanwhile under it; when a write leaves the overlay, every key
  *   whose visible value changed with it is reported.
+ *
+ * How writes keep their order: a write's id is handed out under the lock, in the same section
+ * that sends it or keeps it in `unsent`, so ids are the order the callers made them. A write that
+ * goes back to `unsent` (refused by a stopping daemon, or lost with its connection) is put in by
+ * id rather than at an end: whatever path brings it back, it is sent again before every later
+ * one, and the later value of a key is the one the daemon ends with. (A stopping daemon refuses
+ * every write after the first it refuses, so no later write can have taken effect before it.)
+ *
+ * What the client holds for the daemon is bounded: the writes kept while it is away (and with them
+ * the overlay), and the events held while a domain loads. Past their bound a new write is refused
+ * before it shows anywhere, and held events are dropped for a fresh load.
  */
 #define _GNU_SOURCE /* struct ucred */
 #include "defaultsd.h"
@@ -32,10 +43,25 @@
 /* The longest line the client reads from the daemon: a domain is at most 4 MiB of JSON by
  * default, and an answer holds one, with its forced keys. */
 #define MAXIMUM_LINE_BYTES (64u << 20)
+/* What a long send may take in before the reader reads it as lines: the answers and events of
+ * every kept write resent at once, and the largest line. */
+#define MAXIMUM_INBOUND_BYTES (MAXIMUM_LINE_BYTES + (64u << 20))
 #define DEFAULT_TIMEOUT_MS 500
 /* Reconnection waits from 50 ms, doubling, to at most 2 s, until the daemon answers `hello`. */
 #define FIRST_RETRY_MS 50
 #define LONGEST_RETRY_MS 2000
+/* While the daemon is away at most this many writes are kept for it, and at most this many bytes
+ * of their request lines; past either a write fails at once (DEFAULTS_ERROR_NOT_CONNECTED) and
+ * changes nothing. Reads scan a domain's kept writes, so their number is bounded as well as their
+ * size. docs/GSETTINGS.md states both. */
+#define MAXIMUM_KEPT_WRITES 10000u
+#define MAXIMUM_KEPT_BYTES (16u << 20)
+/* Events that come while a domain's `get` is outstanding are held up to this many, or this many
+ * bytes of their lines; past either they are dropped, and the domain loaded again once the answer
+ * comes. A load that waits (behind a `synchronize`) while another process writes fast does not
+ * grow the client. */
+#define MAXIMUM_HELD_EVENTS 4096u
+#define MAXIMUM_HELD_BYTES (16u << 20)
 
 typedef enum { REQUEST_HELLO, REQUEST_SUBSCRIBE, REQUEST_UNSUBSCRIBE, REQUEST_GET, REQUEST_APPLY, REQUEST_SYNCHRONIZE } RequestKind;
 
@@ -47,6 +73,7 @@ typedef struct {
   guint64 id;
   char *domain;
   char *line;                /* the request, ending in '\n' */
+  gsize length;              /* of `line` */
   gboolean done;
   gboolean abandoned;        /* its caller stopped waiting */
   GError *error;
@@ -67,6 +94,8 @@ typedef struct {
   guint watchers;
   GQueue overlay;            /* Request* of this client's applies, oldest first */
   GQueue held_events;        /* JsonObject* events that came while a get was outstanding */
+  gsize held_bytes;          /* the length of their lines */
+  gboolean events_dropped;   /* held events were dropped: loaded again after the answer */
 } Domain;
 
 typedef struct {
@@ -93,11 +122,17 @@ struct _DefaultsClient {
   char *connect_problem;     /* why the last attempt to connect was refused, if it was */
   GHashTable *domains;       /* name → Domain* */
   GQueue in_flight;          /* Request* sent, answered in order */
-  GQueue unsent;             /* Request* applies kept while the daemon is away */
+  GQueue unsent;             /* Request* applies kept while the daemon is away, by id */
+  gsize unsent_bytes;        /* the length of their lines */
   guint64 next_id;
   gboolean stopping;
   int wake_fd;               /* eventfd: wakes the reader thread */
   GThread *reader;
+  /* What the connection sent and no line has taken yet. Received only with the lock held: by
+   * the reader thread, and by a send waiting for room, which must read meanwhile, as the
+   * daemon stops reading a client that leaves its answers unread. */
+  GByteArray *inbound;
+  gsize inbound_scanned;     /* bytes of `inbound` known to hold no newline */
 
   DefaultsChangeFunc change_func;
   gpointer change_data;
@@ -215,6 +250,7 @@ request_new (DefaultsClient *client, RequestKind kind, const char *domain, JsonO
   g_autoptr (JsonNode) root = json_node_init_object (json_node_alloc (), members);
   g_autofree char *text = node_to_string (root);
   request->line = g_strconcat (text, "\n", NULL);
+  request->length = strlen (request->line);
   json_object_unref (members);
   return request;
 }
@@ -248,6 +284,13 @@ domain_lookup (DefaultsClient *client, const char *name)
       g_hash_table_insert (client->domains, domain->name, domain);
     }
   return domain;
+}
+
+static void
+drop_held_events (Domain *domain)
+{
+  g_queue_clear_full (&domain->held_events, (GDestroyNotify) json_object_unref);
+  domain->held_bytes = 0;
 }
 
 /* The user's value of a key, overlay first; NULL when none. Not a new reference. */
@@ -523,7 +566,29 @@ defaults_client_get_fd (DefaultsClient *client)
 
 /* ---- Sending ---- */
 
-/* Writes a whole line, waiting for room until `deadline`. Lock held. */
+/* Takes what the connection has sent, without waiting; FALSE when it has ended or failed.
+ * Lock held. */
+static gboolean
+receive_available (DefaultsClient *client)
+{
+  guint8 chunk[65536];
+  ssize_t count = recv (client->fd, chunk, sizeof chunk, MSG_DONTWAIT);
+  if (count > 0)
+    g_byte_array_append (client->inbound, chunk, (guint) count);
+  return count > 0 || (count < 0 && (errno == EAGAIN || errno == EINTR));
+}
+
+static void
+wake_reader (DefaultsClient *client)
+{
+  guint64 one = 1;
+  if (write (client->wake_fd, &one, sizeof one) < 0)
+    g_debug ("defaultsd: cannot wake the reader thread: %s", g_strerror (errno));
+}
+
+/* Writes a whole line, waiting for room until `deadline`. While it waits it takes in what the
+ * daemon sends (answers, events), which the reader thread then reads as lines: a daemon whose
+ * answers are left unread stops reading, and a long send would wait for it in vain. Lock held. */
 static gboolean
 send_line (DefaultsClient *client, const char *line, gint64 deadline)
 {
@@ -544,11 +609,17 @@ send_line (DefaultsClient *client, const char *line, gint64 deadline)
       if (count < 0 && errno == EAGAIN)
         {
           gint64 left = (deadline - g_get_monotonic_time ()) / 1000;
-          struct pollfd writable = { client->fd, POLLOUT, 0 };
+          struct pollfd socket = { client->fd, POLLOUT | POLLIN, 0 };
           int ready;
           do
-            ready = poll (&writable, 1, (int) MAX (left, 0));
+            ready = poll (&socket, 1, (int) MAX (left, 0));
           while (ready < 0 && errno == EINTR);
+          if (ready > 0 && (socket.revents & POLLIN))
+            {
+              if (!receive_available (client) || client->inbound->len > MAXIMUM_INBOUND_BYTES)
+                ready = 0;
+              wake_reader (client);
+            }
           if (ready > 0)
             continue;
         }
@@ -567,6 +638,33 @@ send_request (DefaultsClient *client, Request *request, gint64 deadline)
     return FALSE;
   g_queue_push_tail (&client->in_flight, request_ref (request));
   return TRUE;
+}
+
+/* Keeps a write for the next connection, taking over the caller's reference. It goes in by id,
+ * which is the order the callers made their writes (see the top of this file): a write refused
+ * by a stopping daemon, or lost with its connection, goes back before every later one, whether
+ * that one was kept meanwhile, refused after it, or lost with the connection. Lock held. */
+static void
+keep_write (DefaultsClient *client, Request *write)
+{
+  GList *link = client->unsent.tail;
+  while (link != NULL && ((Request *) link->data)->id > write->id)
+    link = link->prev;
+  if (link == NULL)
+    g_queue_push_head (&client->unsent, write);
+  else
+    g_queue_insert_after (&client->unsent, link, write);
+  client->unsent_bytes += write->length;
+}
+
+/* The oldest kept write, with the queue's reference; NULL when none. Lock held. */
+static Request *
+next_kept_write (DefaultsClient *client)
+{
+  Request *write = g_queue_pop_head (&client->unsent);
+  if (write != NULL)
+    client->unsent_bytes -= write->length;
+  return write;
 }
 
 /* Waits for a request's answer until `deadline`; on the reader thread, not at all. Lock held. */
@@ -684,6 +782,15 @@ take_get_answer (DefaultsClient *client, Request *request, JsonObject *answer, G
   domain_settle_overlay (domain, &keys);
   notify (out, domain->name, &keys, DEFAULTS_ORIGIN_RESYNC);
   keys_clear (&keys);
+  if (domain->events_dropped)
+    {
+      /* Events newer than the answer may be among those dropped: the ones held since would
+       * apply over a gap. The answer stands, whole, until the next one. */
+      drop_held_events (domain);
+      domain->events_dropped = FALSE;
+      reload_domain (client, domain);
+      return;
+    }
   /* The events that came meanwhile and are newer than the answer. */
   JsonObject *event;
   while ((event = g_queue_pop_head (&domain->held_events)) != NULL)
@@ -691,6 +798,7 @@ take_get_answer (DefaultsClient *client, Request *request, JsonObject *answer, G
       apply_event (client, domain, event, out);
       json_object_unref (event);
     }
+  domain->held_bytes = 0;
 }
 
 static void
@@ -731,8 +839,9 @@ take_answer (DefaultsClient *client, JsonObject *answer, GQueue *out)
       DefaultsErrorCode error = defaults_error_code_from_name (code != NULL ? code : "");
       if (error == DEFAULTS_ERROR_SHUTTING_DOWN && request->kind == REQUEST_APPLY)
         {
-          /* Not applied: sent again to the next daemon, as the protocol asks. */
-          g_queue_push_tail (&client->unsent, request);
+          /* Not applied: sent again to the next daemon, as the protocol asks, in its place among
+           * the writes made after it (some may still be on their way, to be refused too). */
+          keep_write (client, request);
           return TRUE;
         }
       fail_request (request, error, message != NULL ? message : (code != NULL ? code : "refused"));
@@ -818,7 +927,7 @@ apply_event (DefaultsClient *client, Domain *domain, JsonObject *event, GQueue *
 }
 
 static void
-take_event (DefaultsClient *client, JsonObject *event, GQueue *out)
+take_event (DefaultsClient *client, JsonObject *event, gsize length, GQueue *out)
 {
   if (g_strcmp0 (string_member (event, "event"), "didChange") != 0 || json_object_has_member (event, "host"))
     return;
@@ -827,7 +936,20 @@ take_event (DefaultsClient *client, JsonObject *event, GQueue *out)
   if (domain == NULL)
     return;
   if (domain->loading)
-    g_queue_push_tail (&domain->held_events, json_object_ref (event));
+    {
+      if (!domain->events_dropped
+          && (g_queue_get_length (&domain->held_events) >= MAXIMUM_HELD_EVENTS
+              || domain->held_bytes + length > MAXIMUM_HELD_BYTES))
+        {
+          drop_held_events (domain);
+          domain->events_dropped = TRUE;
+        }
+      if (!domain->events_dropped)
+        {
+          g_queue_push_tail (&domain->held_events, json_object_ref (event));
+          domain->held_bytes += length;
+        }
+    }
   else if (domain->loaded)
     apply_event (client, domain, event, out);
 }
@@ -845,7 +967,7 @@ take_line (DefaultsClient *client, const char *line, gsize length, GQueue *out)
   JsonObject *object = json_node_get_object (root);
   if (json_object_has_member (object, "event"))
     {
-      take_event (client, object, out);
+      take_event (client, object, length, out);
       return TRUE;
     }
   return take_answer (client, object, out);
@@ -853,8 +975,8 @@ take_line (DefaultsClient *client, const char *line, gsize length, GQueue *out)
 
 /* ---- The connection ---- */
 
-/* Every request sent and not answered: applies go back, in order, before those not yet sent;
- * the others fail. Lock held. */
+/* Every request sent and not answered: applies go back among the kept writes, in order; the
+ * others fail. Lock held. */
 static void
 lose_connection (DefaultsClient *client, GQueue *out)
 {
@@ -862,13 +984,12 @@ lose_connection (DefaultsClient *client, GQueue *out)
     close (client->fd);
   client->fd = -1;
   client->connection_number = -1;
-  GQueue requeued = G_QUEUE_INIT;
   Request *request;
   while ((request = g_queue_pop_head (&client->in_flight)) != NULL)
     {
       if (request->kind == REQUEST_APPLY)
         {
-          g_queue_push_tail (&requeued, request);
+          keep_write (client, request);
           continue;
         }
       fail_request (request, DEFAULTS_ERROR_NOT_CONNECTED, "the connection to defaultsd was lost");
@@ -877,13 +998,14 @@ lose_connection (DefaultsClient *client, GQueue *out)
       request->done = TRUE;
       request_unref (request);
     }
-  while ((request = g_queue_pop_tail (&requeued)) != NULL)
-    g_queue_push_head (&client->unsent, request);
   GHashTableIter iter;
   Domain *domain;
   g_hash_table_iter_init (&iter, client->domains);
   while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &domain))
-    g_queue_clear_full (&domain->held_events, (GDestroyNotify) json_object_unref);
+    {
+      drop_held_events (domain);
+      domain->events_dropped = FALSE;
+    }
   g_cond_broadcast (&client->answered);
   Notification *notification = g_new0 (Notification, 1);
   notification->is_connection = TRUE;
@@ -942,16 +1064,16 @@ adopt_connection (DefaultsClient *client, int fd, GQueue *out)
   while (g_hash_table_iter_next (&iter, NULL, (gpointer *) &domain))
     if (domain->loaded || domain->watchers > 0 || !g_queue_is_empty (&domain->overlay))
       reload_domain (client, domain);
-  while (client->fd >= 0 && (request = g_queue_pop_head (&client->unsent)) != NULL)
+  while (client->fd >= 0 && (request = next_kept_write (client)) != NULL)
     {
-      gboolean sent = send_request (client, request, deadline);
-      if (!sent)
-        g_queue_push_head (&client->unsent, request_ref (request));
+      if (!send_request (client, request, deadline))
+        {
+          /* A failed send shut the connection down, though its descriptor stays open until the
+           * reader thread sees the end: the rest waits, in order, for the next connection. */
+          keep_write (client, request);
+          break;
+        }
       request_unref (request);
-      /* A failed send shut the connection down, though its descriptor stays open until the
-       * reader thread sees the end: the rest waits, in order, for the next connection. */
-      if (!sent)
-        break;
     }
   Notification *notification = g_new0 (Notification, 1);
   notification->is_connection = TRUE;
@@ -991,60 +1113,54 @@ static gpointer
 reader_main (gpointer data)
 {
   DefaultsClient *client = data;
-  GByteArray *buffer = g_byte_array_new ();
-  gsize scanned = 0;   /* bytes of `buffer` known to hold no newline */
   g_mutex_lock (&client->lock);
   while (!client->stopping)
     {
       GQueue out = G_QUEUE_INIT;
       if (client->fd < 0 && g_get_monotonic_time () >= client->next_attempt)
         {
+          g_byte_array_set_size (client->inbound, 0);
+          client->inbound_scanned = 0;
           try_to_connect (client, &out);
           /* The wait grows with every attempt, connected or not, and only an answered hello
            * resets it: a daemon that accepts and closes at once is not hammered. */
           client->retry_ms = client->retry_ms == 0 ? FIRST_RETRY_MS : MIN (client->retry_ms * 2, LONGEST_RETRY_MS);
           client->next_attempt = g_get_monotonic_time () + (gint64) client->retry_ms * 1000;
-          g_byte_array_set_size (buffer, 0);
-          scanned = 0;
         }
       int fd = client->fd;
       gint64 wait_ms = MAX (0, (client->next_attempt - g_get_monotonic_time ()) / 1000 + 1);
+      /* Lines a send took in while it waited are read before waiting for more. */
+      gboolean unread = client->inbound->len > client->inbound_scanned;
       g_mutex_unlock (&client->lock);
       deliver (client, &out);
 
       struct pollfd watched[2] = { { client->wake_fd, POLLIN, 0 }, { fd, POLLIN, 0 } };
-      int ready = poll (watched, fd >= 0 ? 2 : 1, fd >= 0 ? -1 : (int) wait_ms);
+      int ready = poll (watched, fd >= 0 ? 2 : 1, unread ? 0 : fd >= 0 ? -1 : (int) wait_ms);
       if (ready > 0 && (watched[0].revents & POLLIN))
         drain (client->wake_fd);
-      gboolean lost = FALSE;
-      if (ready > 0 && fd >= 0 && watched[1].revents != 0)
-        {
-          guint8 chunk[65536];
-          ssize_t count = recv (fd, chunk, sizeof chunk, 0);
-          if (count > 0)
-            g_byte_array_append (buffer, chunk, (guint) count);
-          else if (count == 0 || (errno != EAGAIN && errno != EINTR))
-            lost = TRUE;
-        }
       g_mutex_lock (&client->lock);
       if (fd >= 0 && fd == client->fd)
         {
+          gboolean lost = FALSE;
+          if (ready > 0 && watched[1].revents != 0)
+            lost = !receive_available (client);
+          GByteArray *buffer = client->inbound;
           gsize start = 0;
-          for (gsize i = scanned; i < buffer->len && !lost; i++)
+          for (gsize i = client->inbound_scanned; i < buffer->len && !lost; i++)
             if (buffer->data[i] == '\n')
               {
                 lost = !take_line (client, (const char *) buffer->data + start, i - start, &out);
                 start = i + 1;
               }
           g_byte_array_remove_range (buffer, 0, (guint) start);
-          scanned = buffer->len;
+          client->inbound_scanned = buffer->len;
           if (buffer->len > MAXIMUM_LINE_BYTES)
             lost = TRUE;
           if (lost)
             {
               lose_connection (client, &out);
               g_byte_array_set_size (buffer, 0);
-              scanned = 0;
+              client->inbound_scanned = 0;
             }
         }
       if (!g_queue_is_empty (&out))
@@ -1055,7 +1171,6 @@ reader_main (gpointer data)
         }
     }
   g_mutex_unlock (&client->lock);
-  g_byte_array_unref (buffer);
   return NULL;
 }
 
@@ -1089,6 +1204,7 @@ defaults_client_new (const char *socket_path, DefaultsDispatch dispatch, GMainCo
   client->connection_number = -1;
   client->domains = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) domain_free);
   client->wake_fd = eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK);
+  client->inbound = g_byte_array_new ();
   client->dispatch_fd = dispatch == DEFAULTS_DISPATCH_POLL ? eventfd (0, EFD_CLOEXEC | EFD_NONBLOCK) : -1;
   /* The first connection is made here, so that the first read can be answered at once. */
   GQueue out = G_QUEUE_INIT;
@@ -1109,6 +1225,7 @@ client_unref (DefaultsClient *client)
   g_queue_clear_full (&client->unsent, (GDestroyNotify) request_unref);
   g_queue_clear_full (&client->waiting_notifications, (GDestroyNotify) notification_free);
   g_hash_table_unref (client->domains);
+  g_byte_array_unref (client->inbound);
   if (client->context != NULL)
     g_main_context_unref (client->context);
   g_mutex_clear (&client->lock);
@@ -1123,14 +1240,12 @@ defaults_client_free (DefaultsClient *client)
 {
   if (client == NULL)
     return;
-  guint64 one = 1;
   g_mutex_lock (&client->lock);
   client->stopping = TRUE;
   if (client->fd >= 0)
     shutdown (client->fd, SHUT_RDWR);
   g_mutex_unlock (&client->lock);
-  if (write (client->wake_fd, &one, sizeof one) < 0)
-    g_debug ("defaultsd: cannot wake the reader: %s", g_strerror (errno));
+  wake_reader (client);
   g_thread_join (client->reader);
   if (client->fd >= 0)
     close (client->fd);
@@ -1330,6 +1445,22 @@ defaults_client_apply (DefaultsClient *client, const char *name, JsonObject *set
   /* Loaded and subscribed first: the events that follow settle the write's overlay. */
   loaded_domain (client, name, FALSE, deadline);
   Request *request = request_new (client, REQUEST_APPLY, name, members);
+  /* Kept, not sent, while writes wait before it or there is no connection; past the bound it is
+   * refused here, before any read shows it or anyone is told of it. */
+  gboolean keep = !g_queue_is_empty (&client->unsent) || client->fd < 0;
+  if (keep && (g_queue_get_length (&client->unsent) >= MAXIMUM_KEPT_WRITES
+               || client->unsent_bytes + request->length > MAXIMUM_KEPT_BYTES))
+    {
+      guint kept = g_queue_get_length (&client->unsent);
+      gsize kept_bytes = client->unsent_bytes;
+      g_mutex_unlock (&client->lock);
+      request_unref (request);
+      g_set_error (error, DEFAULTS_ERROR, DEFAULTS_ERROR_NOT_CONNECTED,
+                   "defaultsd is not reachable, and the %u writes (%" G_GSIZE_FORMAT " bytes) waiting for it are as many as "
+                   "are kept (%u writes, %u MiB): this write was not made", kept, kept_bytes, MAXIMUM_KEPT_WRITES,
+                   MAXIMUM_KEPT_BYTES >> 20);
+      return FALSE;
+    }
   request->set = set != NULL ? json_object_ref (set) : NULL;
   request->remove = g_strdupv ((char **) remove);
   Domain *domain = domain_lookup (client, name);
@@ -1338,8 +1469,8 @@ defaults_client_apply (DefaultsClient *client, const char *name, JsonObject *set
   keys_init (&keys);
   add_write_keys (&keys, request);
   GError *refusal = NULL;
-  if (!g_queue_is_empty (&client->unsent) || !send_request (client, request, deadline))
-    g_queue_push_tail (&client->unsent, request_ref (request));
+  if (keep || !send_request (client, request, deadline))
+    keep_write (client, request_ref (request));
   else if (!wait_for (client, request, deadline, NULL) && request->done && request->error != NULL)
     refusal = g_error_copy (request->error);
   DefaultsChangeFunc change_func = client->change_func;

@@ -161,3 +161,94 @@ test_daemon_request (TestDaemon *daemon, const char *line)
   close (fd);
   return g_string_free (answer, FALSE);
 }
+
+FakeDaemon *
+fake_daemon_new (void)
+{
+  FakeDaemon *fake = g_new0 (FakeDaemon, 1);
+  fake->directory = g_dir_make_tmp ("defaultsd-c-fake-XXXXXX", NULL);
+  g_assert_nonnull (fake->directory);
+  fake->socket_path = g_build_filename (fake->directory, "socket", NULL);
+  fake->listener = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  g_assert_cmpint (fake->listener, >=, 0);
+  struct sockaddr_un address = { .sun_family = AF_UNIX };
+  g_strlcpy (address.sun_path, fake->socket_path, sizeof address.sun_path);
+  g_assert_cmpint (bind (fake->listener, (struct sockaddr *) &address, sizeof address), ==, 0);
+  g_assert_cmpint (listen (fake->listener, 64), ==, 0);
+  return fake;
+}
+
+int
+fake_daemon_accept (FakeDaemon *fake, guint timeout_ms)
+{
+  struct pollfd readable = { fake->listener, POLLIN, 0 };
+  int ready;
+  do
+    ready = poll (&readable, 1, (int) timeout_ms);
+  while (ready < 0 && errno == EINTR);
+  return ready > 0 ? accept (fake->listener, NULL, NULL) : -1;
+}
+
+void
+fake_daemon_close (FakeDaemon *fake)
+{
+  if (fake->listener < 0)
+    return;
+  close (fake->listener);
+  fake->listener = -1;
+  unlink (fake->socket_path);
+}
+
+void
+fake_daemon_free (FakeDaemon *fake)
+{
+  fake_daemon_close (fake);
+  g_autofree char *command = g_strdup_printf ("rm -rf '%s'", fake->directory);
+  g_assert_true (g_spawn_command_line_sync (command, NULL, NULL, NULL, NULL));
+  g_free (fake->directory);
+  g_free (fake->socket_path);
+  g_free (fake);
+}
+
+char *
+fake_connection_read_line (int fd, guint timeout_ms)
+{
+  GString *line = g_string_new (NULL);
+  for (;;)
+    {
+      struct pollfd readable = { fd, POLLIN, 0 };
+      int ready = poll (&readable, 1, (int) timeout_ms);
+      if (ready < 0 && errno == EINTR)
+        continue;
+      char byte;
+      ssize_t count = ready > 0 ? read (fd, &byte, 1) : 0;
+      if (count < 0 && errno == EINTR)
+        continue;
+      if (count <= 0)
+        {
+          g_string_free (line, TRUE);
+          return NULL;
+        }
+      if (byte == '\n')
+        return g_string_free (line, FALSE);
+      g_string_append_c (line, byte);
+    }
+}
+
+gboolean
+fake_connection_write_line (int fd, const char *line)
+{
+  g_autofree char *text = g_strconcat (line, "\n", NULL);
+  size_t length = strlen (text);
+  size_t written = 0;
+  while (written < length)
+    {
+      ssize_t count = send (fd, text + written, length - written, MSG_NOSIGNAL);
+      if (count < 0 && errno == EINTR)
+        continue;
+      if (count <= 0)
+        return FALSE;
+      written += (size_t) count;
+    }
+  return TRUE;
+}

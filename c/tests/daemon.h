@@ -32,4 +32,26 @@ char       *test_daemon_request (TestDaemon *daemon, const char *line);
 /* The environment a client of this daemon runs with. */
 char      **test_daemon_environment (TestDaemon *daemon);
 
+/* A stand-in for the daemon, to play one that misbehaves: it listens on `socket` in a new folder
+ * (the folder a TestDaemon can later be started in), and the test accepts, reads and answers
+ * each connection itself. */
+typedef struct {
+  char *directory;
+  char *socket_path;
+  int listener;        /* -1 once closed */
+} FakeDaemon;
+
+FakeDaemon *fake_daemon_new (void);
+/* The next connection, or -1 after `timeout_ms`. */
+int         fake_daemon_accept (FakeDaemon *fake, guint timeout_ms);
+/* Stops listening and removes the socket: a real daemon can take the folder. */
+void        fake_daemon_close (FakeDaemon *fake);
+/* Closes it if it listens, removes its folder and frees it. */
+void        fake_daemon_free (FakeDaemon *fake);
+/* The next line of a connection, without its newline; NULL at its end or after `timeout_ms`
+ * without a byte. */
+char       *fake_connection_read_line (int fd, guint timeout_ms);
+/* Writes `line` and a newline; FALSE when the other side is gone. */
+gboolean    fake_connection_write_line (int fd, const char *line);
+
 #endif

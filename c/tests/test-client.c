@@ -1,5 +1,7 @@
 /* libdefaultsd against the real daemon: the cache, events, every dispatch mode, errors, a
- * missing daemon, and reconnection after a restart. */
+ * missing daemon, and reconnection after a restart; and against stand-ins that misbehave (a
+ * daemon that stops while writes are on their way, one that closes right after `hello`, a load
+ * answered behind a flood of events). */
 #include "daemon.h"
 #include "defaultsd.h"
 
@@ -109,6 +111,90 @@ assert_value (DefaultsClient *client, const char *key, const char *expected)
   g_autoptr (JsonNode) node = defaults_client_get (client, DOMAIN, key);
   g_autofree char *text = json_text (node);
   g_assert_cmpstr (text, ==, expected);
+}
+
+static void
+set_integer (DefaultsClient *client, const char *key, gint64 number)
+{
+  g_autoptr (JsonNode) value = json_node_init_int (json_node_alloc (), number);
+  g_autoptr (GError) error = NULL;
+  g_assert_true (defaults_client_set (client, DOMAIN, key, value, &error));
+  g_assert_no_error (error);
+}
+
+/* Waits until `count` writes are kept for the daemon; FALSE after 10 s. */
+static gboolean
+wait_for_unsent (DefaultsClient *client, guint count)
+{
+  gint64 deadline = g_get_monotonic_time () + 10 * G_TIME_SPAN_SECOND;
+  while (defaults_client_get_unsent_count (client) != count && g_get_monotonic_time () < deadline)
+    g_usleep (1000);
+  return defaults_client_get_unsent_count (client) == count;
+}
+
+/* Synchronizes as soon as the client is connected and has sent what it kept; at most `seconds`. */
+static void
+synchronize_within (DefaultsClient *client, guint seconds)
+{
+  gint64 deadline = g_get_monotonic_time () + (gint64) seconds * G_TIME_SPAN_SECOND;
+  g_autoptr (GError) error = NULL;
+  while (!defaults_client_synchronize (client, &error) && g_get_monotonic_time () < deadline)
+    {
+      g_clear_error (&error);
+      g_usleep (20000);
+    }
+  g_assert_no_error (error);
+}
+
+/* A Unix socket listening at `socket_path`. */
+static int
+listen_at (const char *socket_path)
+{
+  int listener = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  g_assert_cmpint (listener, >=, 0);
+  struct sockaddr_un address = { .sun_family = AF_UNIX };
+  g_strlcpy (address.sun_path, socket_path, sizeof address.sun_path);
+  g_assert_cmpint (bind (listener, (struct sockaddr *) &address, sizeof address), ==, 0);
+  g_assert_cmpint (listen (listener, 64), ==, 0);
+  return listener;
+}
+
+/* For a fake daemon: the next request of a connection, which must be an `op`. */
+static JsonObject *
+expect_request (int fd, const char *op)
+{
+  g_autofree char *line = fake_connection_read_line (fd, 10000);
+  g_assert_nonnull (line);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (JsonNode) root = json_from_string (line, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (root);
+  g_assert_true (JSON_NODE_HOLDS_OBJECT (root));
+  JsonObject *request = json_object_ref (json_node_get_object (root));
+  g_assert_true (json_object_has_member (request, "op") && json_object_has_member (request, "id"));
+  g_assert_cmpstr (json_object_get_string_member (request, "op"), ==, op);
+  return request;
+}
+
+/* Answers a request with `members`: the answer's members after its id. */
+static void
+answer_request (int fd, JsonObject *request, const char *members)
+{
+  g_autofree char *line = g_strdup_printf ("{\"id\":%" G_GINT64_FORMAT ",%s}", json_object_get_int_member (request, "id"), members);
+  g_assert_true (fake_connection_write_line (fd, line));
+}
+
+#define HELLO_ANSWERED "\"ok\":true,\"protocol\":1,\"connection\":1"
+#define SHUTTING_DOWN "\"ok\":false,\"error\":{\"code\":\"shutting_down\",\"message\":\"defaultsd is shutting down\"}"
+
+/* The integer an apply request sets `key` to. */
+static gint64
+set_value (JsonObject *apply, const char *key)
+{
+  JsonObject *set = json_object_get_object_member (apply, "set");
+  g_assert_nonnull (set);
+  g_assert_true (json_object_has_member (set, key));
+  return json_object_get_int_member (set, key);
 }
 
 static void
@@ -443,9 +529,24 @@ typedef struct {
   int listener;
   gint accepted;
   gboolean stop;
+  gboolean answer_hello;     /* reads the client's hello and answers it before closing */
 } Slammer;
 
-/* Accepts every connection and closes it at once, as a daemon at its connection limit does. */
+/* Reads a connection's hello and answers it, as the daemon does. */
+static void
+answer_hello (int fd)
+{
+  g_autofree char *line = fake_connection_read_line (fd, 1000);
+  g_autoptr (JsonNode) root = line != NULL ? json_from_string (line, NULL) : NULL;
+  if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
+    return;
+  g_autofree char *answer = g_strdup_printf ("{\"id\":%" G_GINT64_FORMAT ",\"ok\":true,\"protocol\":1,\"connection\":1}",
+                                             json_object_get_int_member (json_node_get_object (root), "id"));
+  fake_connection_write_line (fd, answer);
+}
+
+/* Accepts every connection and closes it at once, as a daemon at its connection limit does
+ * (or right after answering its hello). */
 static gpointer
 slam (gpointer data)
 {
@@ -459,6 +560,8 @@ slam (gpointer data)
       if (fd >= 0)
         {
           g_atomic_int_inc (&slammer->accepted);
+          if (slammer->answer_hello)
+            answer_hello (fd);
           close (fd);
         }
     }
@@ -470,7 +573,7 @@ test_a_server_that_closes_at_once_is_not_hammered (void)
 {
   g_autofree char *directory = g_dir_make_tmp ("defaultsd-c-slam-XXXXXX", NULL);
   g_autofree char *socket_path = g_build_filename (directory, "socket", NULL);
-  Slammer slammer = { socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), 0, FALSE };
+  Slammer slammer = { socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), 0, FALSE, FALSE };
   struct sockaddr_un address = { .sun_family = AF_UNIX };
   g_strlcpy (address.sun_path, socket_path, sizeof address.sun_path);
   g_assert_cmpint (bind (slammer.listener, (struct sockaddr *) &address, sizeof address), ==, 0);
@@ -565,6 +668,287 @@ test_a_socket_activated_daemon_takes_the_first_write (void)
   g_spawn_command_line_sync (remove, NULL, NULL, NULL, NULL);
 }
 
+/* A stopping daemon refuses writes with `shutting_down` one at a time, answers a later write
+ * only after the program made another, and closes with one still unanswered. The writes go to
+ * the next daemon in the order the program made them, and the key ends with its last value. */
+static void
+test_writes_a_stopping_daemon_refused_keep_their_order (void)
+{
+  FakeDaemon *fake = fake_daemon_new ();
+  DefaultsClient *client = defaults_client_new (fake->socket_path, DEFAULTS_DISPATCH_THREAD, NULL);
+  /* Each write soon stops waiting for its answer, so that several are on their way at once. */
+  defaults_client_set_timeout (client, 200);
+  int connection = fake_daemon_accept (fake, 10000);
+  g_assert_cmpint (connection, >=, 0);
+  g_autoptr (JsonObject) hello = expect_request (connection, "hello");
+  for (gint64 value = 1; value <= 3; value++)
+    set_integer (client, "k", value);
+  g_autoptr (JsonObject) subscribe = expect_request (connection, "subscribe");
+  g_autoptr (JsonObject) get = expect_request (connection, "get");
+  JsonObject *writes[3];
+  for (guint i = 0; i < G_N_ELEMENTS (writes); i++)
+    {
+      writes[i] = expect_request (connection, "apply");
+      g_assert_cmpint (set_value (writes[i], "k"), ==, (gint64) i + 1);
+    }
+  answer_request (connection, hello, HELLO_ANSWERED);
+  answer_request (connection, subscribe, "\"ok\":true,\"generations\":{\"" DOMAIN "\":0}");
+  answer_request (connection, get, "\"ok\":true,\"value\":{},\"generation\":0");
+  /* The first is refused while the next two are on their way; a write made now waits behind it. */
+  answer_request (connection, writes[0], SHUTTING_DOWN);
+  g_assert_true (wait_for_unsent (client, 1));
+  set_integer (client, "k", 4);
+  g_assert_cmpuint (defaults_client_get_unsent_count (client), ==, 2);
+  /* The second is refused after that write was made, and the third is lost with the connection:
+   * each goes back before it. */
+  answer_request (connection, writes[1], SHUTTING_DOWN);
+  g_assert_true (wait_for_unsent (client, 3));
+  assert_value (client, "k", "4");
+  close (connection);
+  for (guint i = 0; i < G_N_ELEMENTS (writes); i++)
+    json_object_unref (writes[i]);
+
+  /* The next daemon (the stand-in again) receives them as they were made... */
+  connection = fake_daemon_accept (fake, 10000);
+  g_assert_cmpint (connection, >=, 0);
+  g_autoptr (JsonObject) second_hello = expect_request (connection, "hello");
+  g_autoptr (JsonObject) second_subscribe = expect_request (connection, "subscribe");
+  g_autoptr (JsonObject) second_get = expect_request (connection, "get");
+  for (gint64 value = 1; value <= 4; value++)
+    {
+      g_autoptr (JsonObject) resent = expect_request (connection, "apply");
+      g_assert_cmpint (set_value (resent, "k"), ==, value);
+    }
+  /* ...and when it goes too, with none of them answered, the real daemon ends with the last. */
+  close (connection);
+  fake_daemon_close (fake);
+  defaults_client_set_timeout (client, 10000);
+  TestDaemon *daemon = test_daemon_start (fake->directory);
+  synchronize_within (client, 60);
+  g_autofree char *stored = test_daemon_request (daemon, "{\"op\":\"get\",\"domain\":\"" DOMAIN "\",\"key\":\"k\"}");
+  g_assert_true (g_str_has_prefix (stored, "{\"ok\":true,\"value\":4,"));
+  assert_value (client, "k", "4");
+  defaults_client_free (client);
+  test_daemon_free (daemon);
+  fake_daemon_free (fake);
+}
+
+/* While the daemon is away at most 10,000 writes, and 16 MiB of them, are kept (client.c's
+ * MAXIMUM_KEPT_WRITES and MAXIMUM_KEPT_BYTES): past either, a write fails at once, and no read
+ * shows it nor is anyone told of it. */
+static void
+test_the_writes_kept_for_a_missing_daemon_are_bounded (void)
+{
+  g_autofree char *directory = g_dir_make_tmp ("defaultsd-c-bounded-XXXXXX", NULL);
+  g_autofree char *socket_path = g_build_filename (directory, "socket", NULL);
+  Recorder *recorder = recorder_new ();
+  DefaultsClient *client = defaults_client_new (socket_path, DEFAULTS_DISPATCH_THREAD, NULL);
+  defaults_client_set_change_func (client, record_change, recorder);
+  for (gint64 count = 0; count < 10000; count++)
+    set_integer (client, "count", count);
+  g_assert_cmpuint (defaults_client_get_unsent_count (client), ==, 10000);
+  g_assert_cmpuint (recorder->changes->len, ==, 10000);
+
+  g_autoptr (JsonNode) refused = json_node_init_int (json_node_alloc (), -1);
+  g_autoptr (GError) error = NULL;
+  gint64 started = g_get_monotonic_time ();
+  g_assert_false (defaults_client_set (client, DOMAIN, "count", refused, &error));
+  g_assert_cmpint (g_get_monotonic_time () - started, <, G_TIME_SPAN_SECOND / 10);
+  g_assert_error (error, DEFAULTS_ERROR, DEFAULTS_ERROR_NOT_CONNECTED);
+  g_assert_true (strstr (error->message, "10000 writes") != NULL);
+  g_clear_error (&error);
+  /* A removal too, and a write to another domain: the bound is the client's. */
+  g_assert_false (defaults_client_remove (client, DOMAIN, "count", &error));
+  g_assert_error (error, DEFAULTS_ERROR, DEFAULTS_ERROR_NOT_CONNECTED);
+  g_clear_error (&error);
+  g_assert_false (defaults_client_set (client, "com.example.other", "count", refused, &error));
+  g_assert_error (error, DEFAULTS_ERROR, DEFAULTS_ERROR_NOT_CONNECTED);
+  g_clear_error (&error);
+  assert_value (client, "count", "9999");
+  g_assert_cmpuint (recorder->changes->len, ==, 10000);
+  g_assert_cmpuint (defaults_client_get_unsent_count (client), ==, 10000);
+
+  /* The daemon comes: it receives every kept write, and the last one stands; writes go through
+   * again. */
+  defaults_client_set_timeout (client, 30000);
+  TestDaemon *daemon = test_daemon_start (directory);
+  synchronize_within (client, 60);
+  g_autofree char *stored = test_daemon_request (daemon, "{\"op\":\"get\",\"domain\":\"" DOMAIN "\",\"key\":\"count\"}");
+  g_assert_true (g_str_has_prefix (stored, "{\"ok\":true,\"value\":9999,"));
+  set_integer (client, "count", 10000);
+  g_assert_cmpuint (defaults_client_get_unsent_count (client), ==, 0);
+
+  /* Away again, with writes of nearly 1 MB (within the daemon's 1 MiB line): 16 of them fit in
+   * 16 MiB, the 17th does not, and reads show the 16th. */
+  test_daemon_stop (daemon);
+  gint64 deadline = g_get_monotonic_time () + 10 * G_TIME_SPAN_SECOND;
+  while (defaults_client_is_connected (client) && g_get_monotonic_time () < deadline)
+    g_usleep (1000);
+  g_assert_false (defaults_client_is_connected (client));
+  guint kept = 0;
+  for (char letter = 'a'; letter <= 'z'; letter++)
+    {
+      g_autofree char *text = g_strnfill (1000000, letter);
+      g_autoptr (JsonNode) big = json_node_init_string (json_node_alloc (), text);
+      if (!defaults_client_set (client, DOMAIN, "big", big, &error))
+        break;
+      kept++;
+    }
+  g_assert_error (error, DEFAULTS_ERROR, DEFAULTS_ERROR_NOT_CONNECTED);
+  g_assert_cmpuint (kept, ==, 16);
+  g_assert_cmpuint (defaults_client_get_unsent_count (client), ==, 16);
+  g_autoptr (JsonNode) shown = defaults_client_get (client, DOMAIN, "big");
+  g_assert_nonnull (shown);
+  g_assert_cmpint (json_node_get_string (shown)[0], ==, 'a' + 15);
+  assert_value (client, "count", "10000");
+
+  defaults_client_free (client);
+  recorder_free (recorder);
+  test_daemon_free (daemon);
+}
+
+typedef struct {
+  DefaultsClient *client;
+  gint64 longest;            /* µs, the longest a call took */
+  gint done;
+} LockProbe;
+
+/* Calls that need nothing but the client's lock, for about a second. */
+static gpointer
+probe_the_lock (gpointer data)
+{
+  LockProbe *probe = data;
+  for (int i = 0; i < 20; i++)
+    {
+      gint64 started = g_get_monotonic_time ();
+      defaults_client_get_unsent_count (probe->client);
+      defaults_client_is_connected (probe->client);
+      gint64 took = g_get_monotonic_time () - started;
+      if (took > probe->longest)
+        probe->longest = took;
+      g_usleep (50000);
+    }
+  g_atomic_int_set (&probe->done, TRUE);
+  return NULL;
+}
+
+/* A server that answers `hello` and closes right away, with more kept writes than its socket
+ * takes unread: the send of the kept writes fails on each connection. The client puts them
+ * back, in order, and waits for the next connection, rather than resending for ever with its
+ * lock held; nothing is lost. */
+static void
+test_a_failed_resend_waits_for_the_next_connection (void)
+{
+  g_autofree char *directory = g_dir_make_tmp ("defaultsd-c-resend-XXXXXX", NULL);
+  g_autofree char *socket_path = g_build_filename (directory, "socket", NULL);
+  DefaultsClient *client = defaults_client_new (socket_path, DEFAULTS_DISPATCH_THREAD, NULL);
+  /* 8 writes of 512 KiB (each within the daemon's 1 MiB line): 4 MiB. */
+  for (char letter = 'a'; letter < 'a' + 8; letter++)
+    {
+      g_autofree char *text = g_strnfill (512 * 1024, letter);
+      g_autoptr (JsonNode) value = json_node_init_string (json_node_alloc (), text);
+      g_assert_true (defaults_client_set (client, DOMAIN, "big", value, NULL));
+    }
+  g_assert_cmpuint (defaults_client_get_unsent_count (client), ==, 8);
+
+  Slammer slammer = { listen_at (socket_path), 0, FALSE, TRUE };
+  GThread *thread = g_thread_new ("hello-and-close", slam, &slammer);
+  /* It connects again and again: its reader thread is not stuck in a resend. */
+  gint64 deadline = g_get_monotonic_time () + 10 * G_TIME_SPAN_SECOND;
+  while (g_atomic_int_get (&slammer.accepted) < 3 && g_get_monotonic_time () < deadline)
+    g_usleep (10000);
+  g_assert_cmpint (g_atomic_int_get (&slammer.accepted), >=, 3);
+  /* Meanwhile another thread takes the client's lock at once, and the connections come no
+   * faster than one per 50 ms (FIRST_RETRY_MS: each answered hello resets the wait to it). */
+  LockProbe probe = { client, 0, FALSE };
+  gint64 window_start = g_get_monotonic_time ();
+  gint accepted_before = g_atomic_int_get (&slammer.accepted);
+  GThread *prober = g_thread_new ("lock-probe", probe_the_lock, &probe);
+  deadline = g_get_monotonic_time () + 10 * G_TIME_SPAN_SECOND;
+  while (!g_atomic_int_get (&probe.done) && g_get_monotonic_time () < deadline)
+    g_usleep (10000);
+  /* A stuck probe would hang the join: the test ends here instead. */
+  g_assert_true (g_atomic_int_get (&probe.done));
+  g_thread_join (prober);
+  gint64 window = g_get_monotonic_time () - window_start;
+  gint accepted = g_atomic_int_get (&slammer.accepted) - accepted_before;
+  g_assert_cmpint (probe.longest, <, G_TIME_SPAN_SECOND);
+  g_assert_cmpint (accepted, <=, window / (50 * 1000) + 2);
+
+  g_atomic_int_set (&slammer.stop, TRUE);
+  g_thread_join (thread);
+  close (slammer.listener);
+  g_unlink (socket_path);
+  /* Between connections, every write is kept again, once. */
+  deadline = g_get_monotonic_time () + 10 * G_TIME_SPAN_SECOND;
+  while ((defaults_client_is_connected (client) || defaults_client_get_unsent_count (client) != 8)
+         && g_get_monotonic_time () < deadline)
+    g_usleep (1000);
+  g_assert_false (defaults_client_is_connected (client));
+  g_assert_cmpuint (defaults_client_get_unsent_count (client), ==, 8);
+
+  /* The real daemon gets them all, in order: the last stands. (A call's timeout is also how
+   * long a resend may take.) */
+  defaults_client_set_timeout (client, 30000);
+  TestDaemon *daemon = test_daemon_start (directory);
+  synchronize_within (client, 60);
+  g_autofree char *stored = test_daemon_request (daemon, "{\"op\":\"get\",\"domain\":\"" DOMAIN "\",\"key\":\"big\"}");
+  g_assert_true (g_str_has_prefix (stored, "{\"ok\":true,\"value\":\"hhhh"));
+  defaults_client_free (client);
+  test_daemon_free (daemon);
+}
+
+/* Events that come while a domain loads are held up to 4,096 (client.c's MAXIMUM_HELD_EVENTS);
+ * past that they are dropped, none is applied over the gap, and the domain is loaded again
+ * once the answer comes. */
+static void
+test_events_held_while_a_domain_loads_are_bounded (void)
+{
+  FakeDaemon *fake = fake_daemon_new ();
+  Recorder *recorder = recorder_new ();
+  DefaultsClient *client = defaults_client_new (fake->socket_path, DEFAULTS_DISPATCH_THREAD, NULL);
+  defaults_client_set_change_func (client, record_change, recorder);
+  defaults_client_set_timeout (client, 200);
+  int connection = fake_daemon_accept (fake, 10000);
+  g_assert_cmpint (connection, >=, 0);
+  g_autoptr (JsonObject) hello = expect_request (connection, "hello");
+  /* Not answered in time: the load goes on without its caller. */
+  g_assert_false (defaults_client_watch (client, DOMAIN));
+  g_autoptr (JsonObject) subscribe = expect_request (connection, "subscribe");
+  g_autoptr (JsonObject) get = expect_request (connection, "get");
+  answer_request (connection, hello, HELLO_ANSWERED);
+  answer_request (connection, subscribe, "\"ok\":true,\"generations\":{\"" DOMAIN "\":0}");
+  for (int generation = 1; generation <= 5000; generation++)
+    {
+      g_autofree char *event = g_strdup_printf ("{\"event\":\"didChange\",\"domain\":\"" DOMAIN "\",\"generation\":%d,"
+                                                "\"changes\":{\"k\":%d,\"k%d\":true},\"origin\":{\"connection\":2}}",
+                                                generation, generation, generation);
+      g_assert_true (fake_connection_write_line (connection, event));
+    }
+  /* The answer is older than the events: some were dropped, so the domain is asked for again. */
+  answer_request (connection, get, "\"ok\":true,\"value\":{},\"generation\":0");
+  g_autoptr (JsonObject) again = expect_request (connection, "subscribe");
+  g_autoptr (JsonObject) reload = expect_request (connection, "get");
+  answer_request (connection, again, "\"ok\":true,\"generations\":{\"" DOMAIN "\":5000}");
+  answer_request (connection, reload, "\"ok\":true,\"value\":{\"k\":5000},\"generation\":5000");
+  g_assert_true (wait_for_change (recorder, DOMAIN " k 5"));
+  assert_value (client, "k", "5000");
+  assert_value (client, "k1", "(none)");
+  g_mutex_lock (&recorder->lock);
+  g_assert_false (g_ptr_array_find_with_equal_func (recorder->changes, DOMAIN " k 1", g_str_equal, NULL));
+  g_ptr_array_set_size (recorder->changes, 0);
+  g_mutex_unlock (&recorder->lock);
+  /* Loaded, it takes events as they come. */
+  g_assert_true (fake_connection_write_line (connection, "{\"event\":\"didChange\",\"domain\":\"" DOMAIN "\",\"generation\":5001,"
+                                                         "\"changes\":{\"k\":5001},\"origin\":{\"connection\":2}}"));
+  g_assert_true (wait_for_change (recorder, DOMAIN " k 1"));
+  assert_value (client, "k", "5001");
+  close (connection);
+  defaults_client_free (client);
+  recorder_free (recorder);
+  fake_daemon_free (fake);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -581,5 +965,9 @@ main (int argc, char **argv)
   g_test_add_func ("/client/a-server-that-closes-at-once-is-not-hammered", test_a_server_that_closes_at_once_is_not_hammered);
   g_test_add_func ("/client/an-untrusted-folder-is-named-by-synchronize", test_an_untrusted_folder_is_named_by_synchronize);
   g_test_add_func ("/client/a-socket-activated-daemon-takes-the-first-write", test_a_socket_activated_daemon_takes_the_first_write);
+  g_test_add_func ("/client/writes-a-stopping-daemon-refused-keep-their-order", test_writes_a_stopping_daemon_refused_keep_their_order);
+  g_test_add_func ("/client/the-writes-kept-for-a-missing-daemon-are-bounded", test_the_writes_kept_for_a_missing_daemon_are_bounded);
+  g_test_add_func ("/client/a-failed-resend-waits-for-the-next-connection", test_a_failed_resend_waits_for_the_next_connection);
+  g_test_add_func ("/client/events-held-while-a-domain-loads-are-bounded", test_events_held_while_a_domain_loads_are_bounded);
   return g_test_run ();
 }

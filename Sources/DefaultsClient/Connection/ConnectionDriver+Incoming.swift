@@ -19,7 +19,7 @@ extension ConnectionDriver {
 
     private func handleResponse(_ json: JSON) {
         guard let expectation = inFlight.popFirst() else {
-            logger.warning("defaultsd sent an answer nobody asked for", metadata: ["line": "\(json)"])
+            logger.warning("defaultsd sent an answer nobody asked for", metadata: ["line": "\(SystemText.excerpt("\(json)"))"])
             return
         }
         let error = DefaultsError(answer: json)
@@ -34,7 +34,7 @@ extension ConnectionDriver {
         case .get(let domain, let origin):
             awaitingGet.remove(domain)
             guard error == nil, case .object(let members)? = json["value"], case .integer(let generation)? = json["generation"] else {
-                logger.warning("get refused", metadata: ["domain": "\(domain)", "error": "\(error.map { "\($0)" } ?? "\(json)")"])
+                logger.warning("get refused", metadata: ["domain": "\(domain)", "error": "\(SystemText.excerpt(error.map { "\($0)" } ?? "\(json)"))"])
                 return
             }
             let values = DaemonMessages.values(members)
@@ -52,7 +52,7 @@ extension ConnectionDriver {
             guard error == nil, case .object(let members)? = json["values"] else {
                 // A daemon without Settings bundle support answers `unknown_op`: no bundle layer.
                 let level: Logger.Level = error?.code == .unknownOp ? .debug : .warning
-                logger.log(level: level, "bundleDefaults refused", metadata: ["domain": "\(domain)", "error": "\(error.map { "\($0)" } ?? "\(json)")"])
+                logger.log(level: level, "bundleDefaults refused", metadata: ["domain": "\(domain)", "error": "\(SystemText.excerpt(error.map { "\($0)" } ?? "\(json)"))"])
                 return
             }
             let values = DaemonMessages.values(members)

@@ -22,6 +22,18 @@ package enum SystemText {
         return String(describing: error)
     }
 
+    /// At most `maximumCharacters` of `text` for a log line, and how much was left out: a peer's
+    /// message is logged as evidence, never whole, so that one answer cannot fill a journal.
+    ///
+    /// ```swift
+    /// SystemText.excerpt(String(repeating: "x", count: 10_000))
+    /// // "xxx…xxx… (9800 more characters)"
+    /// ```
+    package static func excerpt(_ text: String, maximumCharacters: Int = 200) -> String {
+        guard text.count > maximumCharacters else { return text }
+        return text.prefix(maximumCharacters) + "… (\(text.count - maximumCharacters) more characters)"
+    }
+
     /// The C library's words for an `errno` value ("Permission denied").
     package static func errorMessage(_ code: Int32) -> String { String(cString: strerror(code)) }
 
