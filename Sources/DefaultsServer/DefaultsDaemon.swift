@@ -205,6 +205,7 @@ public final class DefaultsDaemon: Sendable {
         let loop = self.loop
         try? await listening?.channel.close()
         if case .success(let link)? = roamingLink { await link.stop() }
+        var everythingWritten = true
         do {
             try await loop.flatSubmit {
                 state.value.isStopping = true
@@ -212,6 +213,7 @@ public final class DefaultsDaemon: Sendable {
             }.get()
             try await loop.submit { state.value.store.roaming?.writeJournalNow() }.get()
         } catch {
+            everythingWritten = false
             logger.error("final flush failed", metadata: ["error": "\(error)"])
         }
         let channels = (try? await loop.submit { () -> [Channel] in
@@ -228,7 +230,11 @@ public final class DefaultsDaemon: Sendable {
         try? await group.shutdownGracefully()
         // After a failed start the reason follows (`defaultsd: …` on standard error), and this
         // line must not read as an orderly stop.
-        logger.info(listening == nil ? "defaultsd did not start" : "defaultsd stopped; every write is on disk")
+        switch (listening, everythingWritten) {
+        case (nil, _): logger.info("defaultsd did not start")
+        case (_, true): logger.info("defaultsd stopped; every write is on disk")
+        case (_, false): logger.warning("defaultsd stopped; the writes that failed are named above and are not on disk")
+        }
     }
 }
 

@@ -8,11 +8,16 @@ import Testing
 /// the real daemon. The assertion is the same in every cell: each request is answered within
 /// ``answerWithin``, other domains keep working, memory stays bounded, the orderly stop finishes
 /// at once, the bytes that were in the file are still there or kept beside it, and what a link
-/// leads to is never replaced. A new state or a new operation is one line.
+/// leads to is never replaced. A new state (in ``FileState/all``, shared with the matrices of
+/// the bundle files, the configuration and the Settings app's files) or a new operation is one
+/// line.
 ///
-/// Not in the table: a file the daemon may not read (its user is root in the tests, who reads
-/// anything; the type and size checks run on the open descriptor, so a file replaced between a
-/// check and the open cannot pass one and be read as another (`RegularFile`).
+/// A file the daemon may not read is tested as a user who is not root meets it: the tests run
+/// as root, who reads anything, so the daemon is started without the capabilities that let root
+/// pass file permissions (``FileState/unprivilegedCommandPrefix``), and a file of mode 000 is
+/// then refused to it as to any user. A file replaced between a check and the open, again and
+/// again, must never be read as the other one: the type and size checks run on the open
+/// descriptor (`RegularFile`).
 @Suite struct FileStateMatrixTests {
     static let domain = "com.example.matrix"
     /// The torn delay (1 s) and the longest deferral of a write (3 s), with room.
@@ -20,71 +25,15 @@ import Testing
     /// The most the daemon's heap and stacks may hold after any cell.
     static let memoryBoundKiB = 256 * 1024
 
-    /// A state made at the domain file's `path`, with `scratch` for what a link leads to. It
-    /// answers what undoes it after the cell (a writer's descriptor held open).
-    struct State: Sendable {
-        let name: String
-        let make: @Sendable (_ path: String, _ scratch: String) -> (@Sendable () -> Void)
-    }
+    /// The states of every file-state matrix (``FileState/all``); ``contents`` is what they are made of here.
+    static let states = FileState.all
 
     static let halfAPropertyList = Data(#"<?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict><key>rank</key><string>Ens"#.utf8)
 
-    static let states: [State] = [
-        State(name: "absent") { _, _ in {} },
-        State(name: "0 bytes") { path, _ in
-            _ = FileManager.default.createFile(atPath: path, contents: Data())
-            return {}
-        },
-        State(name: "half-written, its writer still holding it open") { path, _ in
-            let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-            halfAPropertyList.withUnsafeBytes { _ = write(fd, $0.baseAddress, $0.count) }
-            return { close(fd) }
-        },
-        State(name: "truncated mid-element") { path, _ in
-            _ = FileManager.default.createFile(atPath: path, contents: halfAPropertyList)
-            return {}
-        },
-        State(name: "binary with shared references past the expansion cap") { path, _ in
-            _ = FileManager.default.createFile(atPath: path, contents: Data(HostilePropertyLists.sharedData(references: 1 << 12, bytes: 1 << 14)))
-            return {}
-        },
-        State(name: "over the size cap") { path, _ in
-            _ = FileManager.default.createFile(atPath: path, contents: Data())
-            _ = truncate(path, off_t(PropertyListLimits.maximumFileBytes + 1))
-            return {}
-        },
-        State(name: "a dangling symlink") { path, scratch in
-            _ = symlink(scratch + "/nowhere.plist", path)
-            return {}
-        },
-        State(name: "a symlink loop") { path, _ in
-            _ = symlink(path + ".other", path)
-            _ = symlink(path, path + ".other")
-            return {}
-        },
-        State(name: "a symlink to a FIFO") { path, scratch in
-            _ = mkfifo(scratch + "/fifo", 0o600)
-            _ = symlink(scratch + "/fifo", path)
-            return {}
-        },
-        State(name: "a symlink to /dev/zero") { path, _ in
-            _ = symlink("/dev/zero", path)
-            return {}
-        },
-        State(name: "a symlink to a directory") { path, scratch in
-            _ = mkdir(scratch + "/folder", 0o700)
-            _ = symlink(scratch + "/folder", path)
-            return {}
-        },
-        State(name: "a FIFO") { path, _ in
-            _ = mkfifo(path, 0o600)
-            return {}
-        },
-        State(name: "a directory") { path, _ in
-            _ = mkdir(path, 0o700)
-            return {}
-        },
-    ]
+    /// A domain file the daemon takes in, the same cut short, and the cap of every property-list reader.
+    static let contents = FileState.Contents(
+        valid: Data(#"<?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict><key>rank</key><string>Ensign</string></dict></plist>"#.utf8),
+        truncated: halfAPropertyList, maximumBytes: PropertyListLimits.maximumFileBytes)
 
     /// What touches the file, from the daemon's start to its stop.
     enum Operation: String, CaseIterable, Sendable {
@@ -104,7 +53,7 @@ import Testing
     func everyRequestIsAnsweredAndNothingIsLost(state index: Int, operation: Operation) throws {
         let state = Self.states[index]
         let cell = "\(state.name), \(operation.rawValue)"
-        let daemon = try DaemonProcess()
+        let daemon = try DaemonProcess(commandPrefix: FileState.unprivilegedCommandPrefix)
         let scratch = daemon.directory + "/scratch"
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
         let path = daemon.storagePath + "/" + Self.domain + ".plist"
@@ -122,7 +71,7 @@ import Testing
         // What the file held once made (nothing for a FIFO, a folder or a device).
         var bytes: Data?
         func make() {
-            undo = state.make(path, scratch)
+            undo = state.make(path, scratch, Self.contents)
             bytes = Self.regularFileBytes(at: path)
         }
         switch operation {
@@ -160,6 +109,9 @@ import Testing
         let stopping = Date()
         #expect(daemon.terminate() == 0, "\(cell): \(daemon.logText)")
         #expect(Date().timeIntervalSince(stopping) < Self.answerWithin, "\(cell)")
+        // A path replaced again and again holds the file of valid bytes once that stops; what it
+        // held before is compared with that.
+        if state.changesUntilUndone { undo() }
 
         if let bytes, !bytes.isEmpty {
             let kept = Self.regularFileBytes(at: path) == bytes

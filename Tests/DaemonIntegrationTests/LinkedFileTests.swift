@@ -119,6 +119,8 @@ import Testing
         _ = daemon.terminate()
         #expect(Date().timeIntervalSince(started) < 5, "stop finishes")
         #expect(daemon.logText.contains("final flush failed"))
+        #expect(daemon.logText.contains("defaultsd stopped; the writes that failed are named above and are not on disk"))
+        #expect(!daemon.logText.contains("every write is on disk"))
         #expect(try PropertyListFile.decode(Data(contentsOf: URL(fileURLWithPath: target))) == ["rank": "Ensign"])
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == target, "the link stays a link")
         let debris = try FileManager.default.contentsOfDirectory(atPath: daemon.storagePath).filter { $0.contains(Self.domain) && !$0.hasSuffix(".plist") }

@@ -62,6 +62,26 @@ import Testing
         #expect(resolved.configuration.logLevel == .debug)
     }
 
+    /// A configuration file that is a link leading nowhere is the file its user meant: it is an
+    /// error that says so, never passed over for the next place.
+    @Test func aLinkThatLeadsNowhereIsNamedForWhatItIs() throws {
+        let home = FileManager.default.temporaryDirectory.appendingPathComponent("home-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        let file = home + "/.config/defaultsd/defaultsd.json"
+        try FileManager.default.createDirectory(atPath: home + "/.config/defaultsd", withIntermediateDirectories: true)
+        #expect(symlink(home + "/dotfiles/defaultsd.json", file) == 0)
+        let dangling = #expect(throws: ConfigurationError.self) {
+            try ConfigurationLoader(environment: ["HOME": home], explicitFile: nil, overrides: []).load()
+        }
+        #expect(dangling?.description == "\(file): a symbolic link that leads to no file")
+        unlink(file)
+        #expect(symlink(file, file) == 0)
+        let loop = #expect(throws: ConfigurationError.self) {
+            try ConfigurationLoader(environment: ["HOME": home], explicitFile: file, overrides: []).load()
+        }
+        #expect(loop?.description == "\(file): cannot be read: Too many levels of symbolic links")
+    }
+
     @Test func aMissingExplicitFileIsAnError() {
         let error = #expect(throws: ConfigurationError.self) {
             try ConfigurationLoader(environment: environment, explicitFile: "/nonexistent/defaultsd.json", overrides: []).load()

@@ -26,9 +26,12 @@ final class SettingsAppProcess: @unchecked Sendable {
     private let output = Pipe()
     private let errors = Pipe()
 
-    init(daemon: DaemonProcess, socketPath: String? = nil, environment: [String: String] = [:]) throws {
-        process.executableURL = URL(fileURLWithPath: Self.binary)
-        process.arguments = ["--port", "0", "--socket", socketPath ?? daemon.socketPath]
+    /// `commandPrefix` is what the app's command line is run through (``FileState/unprivilegedCommandPrefix``,
+    /// as ``DaemonProcess`` takes it); empty to run it directly.
+    init(daemon: DaemonProcess, socketPath: String? = nil, environment: [String: String] = [:], commandPrefix: [String] = []) throws {
+        let command = commandPrefix + [Self.binary, "--port", "0", "--socket", socketPath ?? daemon.socketPath]
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst())
         process.environment = daemon.clientEnvironment.merging(environment) { $1 }
         process.standardOutput = output
         process.standardError = errors
@@ -84,6 +87,14 @@ final class SettingsAppProcess: @unchecked Sendable {
     /// A page address with the token not yet traded, as a person pastes it from a terminal: each
     /// one opens the app once.
     func address(_ path: String) -> String { origin + path + (path.contains("?") ? "&" : "?") + "token=\(token)" }
+
+    /// The app's anonymous resident memory (its heap and stacks, `RssAnon`), in KiB, from /proc,
+    /// as ``DaemonProcess/anonymousResidentKiB()`` reads the daemon's.
+    func anonymousResidentKiB() -> Int {
+        let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("RssAnon:") } ?? ""
+        return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
+    }
 
     func stop() {
         if process.isRunning { kill(process.processIdentifier, SIGTERM) }

@@ -84,14 +84,22 @@ public struct ConfigurationLoader: Sendable {
         return ResolvedConfiguration(configuration: configuration, file: file, sources: sources)
     }
 
+    /// The file named by `--config`, else the first of the default places where something is:
+    /// a link that leads nowhere is chosen too, so that reading it says what is wrong, rather
+    /// than the daemon passing over the file its user meant.
     private func chooseFile() throws(ConfigurationError) -> String? {
         if let explicitFile {
-            guard FileManager.default.fileExists(atPath: explicitFile) else {
+            guard Self.somethingIsAt(explicitFile) else {
                 throw ConfigurationError(file: explicitFile, key: nil, message: "no such file")
             }
             return explicitFile
         }
-        return DefaultPaths.configurationFiles(environment: environment).first { FileManager.default.fileExists(atPath: $0) }
+        return DefaultPaths.configurationFiles(environment: environment).first(where: Self.somethingIsAt)
+    }
+
+    private static func somethingIsAt(_ path: String) -> Bool {
+        var status = stat()
+        return lstat(path, &status) == 0
     }
 
     /// A section (`"roaming": {"domains": [...]}`) as dotted keys (`roaming.domains`), each an
@@ -116,6 +124,7 @@ public struct ConfigurationLoader: Sendable {
         let data: Data
         switch RegularFile.read(atPath: path, maximumBytes: ConfigurationLoader.maximumFileBytes) {
         case .success(let file): data = file.data
+        case .failure(.missing): throw ConfigurationError(file: path, key: nil, message: "a symbolic link that leads to no file")
         case .failure(let failure): throw ConfigurationError(file: path, key: nil, message: "\(failure)")
         }
         let decoder = JSONDecoder()
