@@ -2,6 +2,7 @@ import DefaultsClient
 import DefaultsCore
 import Logging
 import NIOConcurrencyHelpers
+import NIOCore
 import ServiceLifecycle
 
 /// The Settings app's one connection to defaultsd: requests from every page go through it, and
@@ -20,6 +21,9 @@ final class DaemonRelay: Service, Sendable {
     private let logger: Logger
     private let current = NIOLockedValueBox<DaemonChannel?>(nil)
     static let retryDelay = Duration.milliseconds(500)
+    /// The longest a page's request waits for the daemon, which answers in microseconds: past it
+    /// the page is told, and the connection is made again.
+    static let requestTimeout = TimeAmount.seconds(10)
     /// Ends after the first attempt to connect, made or failed: the server reports ready only
     /// then, so a page opened at once finds the daemon if it runs.
     let firstAttempt: AsyncStream<Void>
@@ -32,11 +36,15 @@ final class DaemonRelay: Service, Sendable {
         (firstAttempt, firstAttemptDone) = AsyncStream.makeStream(of: Void.self)
     }
 
-    /// One request to the daemon; throws ``Unreachable`` while it is not connected.
+    /// One request to the daemon; throws ``Unreachable`` while it is not connected, and
+    /// `DaemonChannel.TimedOut` when it does not answer within ``requestTimeout``.
     func request(_ request: JSON) async throws -> JSON {
         guard let channel = current.withLockedValue({ $0 }) else { throw Unreachable() }
         do {
-            return try await channel.request(request)
+            return try await channel.request(request, timeout: Self.requestTimeout)
+        } catch let timedOut as DaemonChannel.TimedOut {
+            logger.warning("defaultsd did not answer in time; connecting again", metadata: ["error": "\(timedOut)"])
+            throw timedOut
         } catch {
             throw Unreachable()
         }

@@ -18,16 +18,24 @@ struct GSettingsSchemas: Sendable {
         return try? JSONParser.parse(Array(output.utf8))
     }
 
-    /// Nil when `value` (wire JSON) fits the key, or the domain has no schema with the key;
-    /// else why it does not fit, for the person.
+    /// Nil when `value` (wire JSON) fits the key, or the domain has no schema (without the tool,
+    /// none has); else why it is not written, for the person. A check that could not be made
+    /// (the tool killed, stopped at ``timeout``, or answering what it never answers) refuses
+    /// the value: an unchecked value is the one a GSettings program would read as its default.
     func refusal(of value: JSON, for key: String, in domain: String) async -> String? {
+        guard tool != nil else { return nil }
         var writer = JSONWriter()
         writer.json(value)
         let text = String(decoding: writer.bytes, as: UTF8.self)
-        guard let (status, _, errors) = await run(["check", domain, key, text]) else { return nil }
-        // 3: no schema for the domain; the plain editor then writes any value.
-        guard status == 1 else { return nil }
-        return errors.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let (status, _, errors) = await run(["check", domain, key, text]) else {
+            return "\(key) could not be checked against its GSettings schema (defaultsd-schema could not be run), so it was not written"
+        }
+        switch status {
+        case 0, 3: return nil  // 3: no schema for the domain; the plain editor then writes any value.
+        case 1: return errors.trimmingCharacters(in: .whitespacesAndNewlines)
+        default:
+            return "\(key) could not be checked against its GSettings schema (defaultsd-schema ended with status \(status), or was stopped after \(Int(Self.timeout)) s), so it was not written"
+        }
     }
 
     /// The tool's exit status and output; nil when it cannot be run or does not finish in time.

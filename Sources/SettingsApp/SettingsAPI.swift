@@ -227,6 +227,8 @@ struct SettingsAPI: Sendable {
         let answer: JSON
         do {
             answer = try await relay.request(request)
+        } catch let timedOut as DaemonChannel.TimedOut {
+            throw Failure(status: .gatewayTimeout, code: "timed_out", message: timedOut.description)
         } catch {
             throw Failure(status: .serviceUnavailable, code: "unreachable", message: "defaultsd is not running")
         }

@@ -1,6 +1,7 @@
 import DefaultsCore
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
 import NIOConcurrencyHelpers
@@ -34,10 +35,17 @@ extension SettingsServer {
             }
         }
 
+        let liveResponder = live.buildResponder()
         return Application(
             router: base,
-            server: .http1WebSocketUpgrade(webSocketRouter: live),
-            configuration: .init(address: .hostname(host, port: port), serverName: nil),
+            server: HTTPServerBuilder { [readTimeout = TimeAmount(configuration.idleTimeout)] responder in
+                ClosingIdleConnections(
+                    inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: liveResponder, configuration: .init()),
+                    readTimeout: readTimeout)
+            },
+            configuration: .init(
+                address: .hostname(host, port: port), serverName: nil,
+                availableConnectionsDelegate: MaximumAvailableConnections(configuration.maximumConnections, logger: logger)),
             onServerRunning: { channel in onRunning(channel.localAddress?.port ?? port) },
             logger: logger)
     }

@@ -35,10 +35,18 @@ public final class SettingsServer: Sendable {
         public var hosts: [String]
         /// `defaultsd-schema`, which reads GSettings schemas; nil shows none.
         public var schemaTool: String?
+        /// Connections served at once on each address: a person's tabs need a few each (one live
+        /// WebSocket, a few requests); past it new ones wait in the listen backlog.
+        public var maximumConnections: Int
+        /// A connection nothing is read from for this long is closed: an HTTP connection with no
+        /// request (a page opens another), or one that never sends one. The live WebSocket stays
+        /// open, as the browser answers the app's pings every 30 s.
+        public var idleTimeout: Duration
 
         public init(
             port: Int = SettingsServer.defaultPort, socketPath: String, addressFile: String? = nil, launchFile: String? = nil,
-            hosts: [String] = ["127.0.0.1", "::1"], schemaTool: String? = HelperProgram.schemaTool.path()
+            hosts: [String] = ["127.0.0.1", "::1"], schemaTool: String? = HelperProgram.schemaTool.path(),
+            maximumConnections: Int = 256, idleTimeout: Duration = .seconds(75)
         ) {
             self.port = port
             self.socketPath = socketPath
@@ -46,6 +54,8 @@ public final class SettingsServer: Sendable {
             self.launchFile = launchFile
             self.hosts = hosts
             self.schemaTool = schemaTool
+            self.maximumConnections = maximumConnections
+            self.idleTimeout = idleTimeout
         }
     }
 

@@ -36,6 +36,14 @@ public struct SettingsBundle: Sendable {
     /// Where in ``specifiers`` each key is described: a write's check looks at those only, so it
     /// costs the same in a bundle of ten specifiers and of ten thousand.
     let specifierIndicesByKey: [String: [Int]]
+    /// The keys (with their suites) that a secure text field shows: their values are masked in
+    /// every row that shows them, not only in that field.
+    let secureKeys: Set<SuiteKey>
+
+    struct SuiteKey: Hashable {
+        let suite: DomainName?
+        let key: String
+    }
 
     init(
         directory: URL, options: LoadOptions, availableLanguages: [String], language: String?, rootFile: String?,
@@ -58,6 +66,10 @@ public struct SettingsBundle: Sendable {
             if let key = specifier.key { indices[key, default: []].append(index) }
         }
         self.specifierIndicesByKey = indices
+        self.secureKeys = Set(specifiers.compactMap { specifier in
+            guard case .textField(let field) = specifier.kind, field.isSecure, let key = specifier.key else { return nil }
+            return SuiteKey(suite: specifier.suite, key: key)
+        })
     }
 
     /// Reads the bundle at `directory`. Only a directory that cannot be listed is an error;

@@ -205,3 +205,35 @@ import Foundation
         #expect(hub.pageCount == 0)
     }
 }
+
+/// The GSettings schema check fails closed: a value is written unchecked only where there is no
+/// schema (status 3) or no tool; a tool that is killed, stopped or answers an unknown status
+/// refuses the value.
+@Suite struct GSettingsSchemaCheckTests {
+    func tool(_ script: String) throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("schema-tool-\(UUID().uuidString)").path
+        try ("#!/bin/sh\n" + script + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+        chmod(path, 0o755)
+        return path
+    }
+
+    func refusal(_ script: String) async throws -> String? {
+        let path = try tool(script)
+        defer { unlink(path) }
+        return await GSettingsSchemas(tool: path).refusal(of: .integer(7), for: "volume", in: "org.example.app")
+    }
+
+    @Test func theToolsVerdictIsTaken() async throws {
+        #expect(try await refusal("exit 0") == nil)
+        #expect(try await refusal("exit 3") == nil, "no schema: any value is written")
+        #expect(try await refusal("echo '7 is out of the range of volume: 0 to 5' >&2; exit 1") == "7 is out of the range of volume: 0 to 5")
+        #expect(await GSettingsSchemas(tool: nil).refusal(of: .integer(7), for: "volume", in: "org.example.app") == nil)
+    }
+
+    @Test func aCheckThatCouldNotBeMadeRefusesTheValue() async throws {
+        let killed = try await refusal("kill -9 $$")
+        #expect(killed?.hasPrefix("volume could not be checked against its GSettings schema") == true, "\(killed ?? "nil")")
+        let odd = try await refusal("exit 64")
+        #expect(odd?.contains("status 64") == true, "\(odd ?? "nil")")
+    }
+}

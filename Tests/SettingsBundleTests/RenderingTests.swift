@@ -292,4 +292,35 @@ import Testing
             #expect(row.displayValue == "ON", "\(row.location)")
         }
     }
+
+    /// A key that a secure text field shows is masked in every row that shows it: a title value,
+    /// a toggle or a multi-value of the same key says neither the value nor which choice it is.
+    @Test func aSecureKeyIsMaskedInEveryRowThatShowsIt() throws {
+        let bundle = try TemporaryBundle()
+        try bundle.writePage(
+            "Root.plist",
+            [
+                ["Type": "PSTextFieldSpecifier", "Key": "pin", "Title": "PIN", "IsSecure": true],
+                ["Type": "PSTitleValueSpecifier", "Key": "pin", "Title": "PIN again"],
+                ["Type": "PSMultiValueSpecifier", "Key": "pin", "Title": "PIN choice", "Values": ["1234", "0000"], "Titles": ["A", "B"]],
+                Spec.toggle("pin", "PIN toggle"),
+                ["Type": "PSTitleValueSpecifier", "Key": "open", "Title": "Not secret"],
+            ])
+        let loaded = try bundle.load()
+        let root = try #require(loaded.describe(lookup: StoredValue.lookup(in: ["pin": "1234", "open": "visible"], origin: "app")))
+        let rows = root.sections.flatMap(\.rows)
+        #expect(rows.count == 5)
+        for row in rows where row.key == "pin" {
+            #expect(row.value?.value == nil, "\(row.title ?? "")")
+            #expect(row.value?.isMasked == true, "\(row.title ?? "")")
+            #expect(row.displayValue == "••••", "\(row.title ?? "")")
+        }
+        if case .multiValue(let options) = rows[2].control {
+            #expect(options.allSatisfy { !$0.isSelected })
+        } else {
+            Issue.record("not a multi-value: \(rows[2].control)")
+        }
+        #expect(rows[4].displayValue == "visible")
+        #expect(rows[4].value?.isMasked == false)
+    }
 }

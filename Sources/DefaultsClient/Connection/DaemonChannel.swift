@@ -51,14 +51,30 @@ public final class DaemonChannel: Sendable {
         return DaemonChannel(channel: channel, events: events)
     }
 
+    /// The daemon did not answer a request within its timeout; the connection was closed.
+    public struct TimedOut: Error, CustomStringConvertible {
+        public let timeout: TimeAmount
+        public var description: String { "defaultsd did not answer within \(timeout.nanoseconds / 1_000_000) ms" }
+    }
+
     /// Sends one request and returns the daemon's answer, `{"ok":false,...}` included
-    /// (`DefaultsError(answer:)` reads it). Throws when the connection ends first.
-    public func request(_ request: JSON) async throws -> JSON {
+    /// (`DefaultsError(answer:)` reads it). Throws when the connection ends first, and
+    /// ``TimedOut`` when `timeout` passes first: answers come in order, so a late one could only
+    /// be taken for the next request's, and the connection is closed.
+    public func request(_ request: JSON, timeout: TimeAmount? = nil) async throws -> JSON {
         var writer = JSONWriter(capacity: 256)
         writer.json(request)
         var line = writer.bytes
         line.append(LineFraming.newline)
         let answer = channel.eventLoop.makePromise(of: JSON.self)
+        if let timeout {
+            let channel = self.channel
+            let expiry = channel.eventLoop.scheduleTask(in: timeout) {
+                answer.fail(TimedOut(timeout: timeout))
+                channel.close(promise: nil)
+            }
+            answer.futureResult.whenComplete { _ in expiry.cancel() }
+        }
         channel.writeAndFlush((line, answer), promise: nil)
         return try await answer.futureResult.get()
     }

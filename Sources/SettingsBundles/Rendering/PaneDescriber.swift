@@ -72,6 +72,14 @@ extension SettingsBundle {
                 value = CurrentValue(value: nil, source: .unset)
             }
         }
+        // A key a secure text field shows is masked wherever it shows: a title value, a toggle
+        // or a choice of the same key would otherwise give the secret away.
+        let isSecret = specifier.key.map { secureKeys.contains(SuiteKey(suite: specifier.suite, key: $0)) } ?? false
+        let hasValue = value?.value.map { !$0.displayText.isEmpty } ?? false
+        if isSecret {
+            value?.value = nil
+            value?.isMasked = true
+        }
         let shown = value?.value
         let control: PaneDescription.Control
         var display = ""
@@ -80,14 +88,7 @@ extension SettingsBundle {
             control = .textField(
                 isSecure: field.isSecure, keyboardType: field.keyboardType,
                 autocapitalization: field.autocapitalizationType, autocorrection: field.autocorrectionType)
-            let text = shown?.displayText ?? ""
-            if field.isSecure {
-                value?.value = nil
-                value?.isMasked = true
-                display = text.isEmpty ? "" : "••••"
-            } else {
-                display = text
-            }
+            display = shown?.displayText ?? ""
         case .toggleSwitch(let toggle):
             let isOn = shown.map { Self.isOn($0, toggle) } ?? false
             control = .toggleSwitch(isOn: isOn, trueValue: toggle.trueValue ?? .bool(true), falseValue: toggle.falseValue ?? .bool(false))
@@ -127,6 +128,7 @@ extension SettingsBundle {
         case .group, .unknown:
             control = .unknown(raw: specifier.raw)
         }
+        if isSecret { display = hasValue ? "••••" : "" }
         return PaneDescription.Row(
             location: specifier.location, type: specifier.type, key: specifier.key, suite: specifier.suite,
             title: title, value: value, defaultValue: rowDefault, control: control,

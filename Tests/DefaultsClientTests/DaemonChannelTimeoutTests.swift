@@ -1,0 +1,32 @@
+import DefaultsClient
+import DefaultsCore
+import Foundation
+import NIOCore
+import Testing
+
+/// `DaemonChannel`'s request timeout, which bounds every request the Settings app makes: a
+/// server that takes the request and never answers is given up at the timeout, the connection
+/// closed (a late answer could only be matched to the next request), and the events end.
+@Suite struct DaemonChannelTimeoutTests {
+    @Test func aRequestNeverAnsweredTimesOutAndClosesTheConnection() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("silent-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let socketPath = folder + "/socket"
+        // Reads every request and answers none.
+        let silent = Process()
+        silent.executableURL = URL(fileURLWithPath: "/usr/bin/socat")
+        silent.arguments = ["UNIX-LISTEN:" + socketPath, "SYSTEM:cat >/dev/null"]
+        try silent.run()
+        defer { silent.terminate() }
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while !FileManager.default.fileExists(atPath: socketPath) && Date() < deadline { try await Task.sleep(for: .milliseconds(10)) }
+
+        let channel = try await DaemonChannel.connect(socketPath: socketPath)
+        await #expect(throws: DaemonChannel.TimedOut.self) {
+            _ = try await channel.request(.request(.ping, [:]), timeout: .milliseconds(300))
+        }
+        try await channel.closeFuture.get()
+        for await _ in channel.events { Issue.record("no event came") }
+    }
+}

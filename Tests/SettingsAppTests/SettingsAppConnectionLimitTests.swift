@@ -1,0 +1,74 @@
+import Foundation
+import Hummingbird
+import Testing
+
+@testable import SettingsApp
+
+/// The Settings app's own bounds on connections, over real TCP, with the application run as
+/// `defaultsd-settings` runs it (HummingbirdTesting's live server would set its own
+/// configuration, without the cap): a connection nothing is read from is closed after the idle
+/// timeout, whether or not it ever sent a request, and past the cap a new connection waits,
+/// unserved, until one closes.
+@Suite struct SettingsAppConnectionLimitTests {
+    @Test func idleConnectionsAreClosedAndConnectionsPastTheCapWait() async throws {
+        let server = SettingsServer(configuration: .init(
+            port: 0, socketPath: "/nonexistent/defaultsd/socket", hosts: ["127.0.0.1"], schemaTool: nil,
+            maximumConnections: 2, idleTimeout: .seconds(4)))
+        let (ports, running) = AsyncStream.makeStream(of: Int.self)
+        let application = server.application(host: "127.0.0.1", port: 0, onRunning: { running.yield($0) })
+        let service = Task { try await application.runService(gracefulShutdownSignals: []) }
+        defer { service.cancel() }
+        let port = try #require(await ports.first { _ in true })
+
+        let first = try RawTCP(port: port)
+        let second = try RawTCP(port: port)
+        second.send("GET / HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n")
+        #expect(second.receive(within: 20)?.hasPrefix("HTTP/1.1 ") == true, "served, then kept alive")
+        // Accepted by the kernel into the backlog, so its request is sent, but not served while
+        // the two connections hold the cap of two.
+        let third = try RawTCP(port: port)
+        third.send("GET / HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n")
+        #expect(third.receive(within: 1) == "", "served while two connections held the cap of two")
+        #expect(first.receive(within: 20) == nil, "a connection that never sent a request is closed")
+        #expect(second.receive(within: 20) == nil, "a kept-alive connection with no request since is closed")
+        let answer = try #require(third.receive(within: 20))
+        #expect(answer.hasPrefix("HTTP/1.1 "), "\(answer)")
+    }
+}
+
+/// A plain TCP connection to 127.0.0.1, for what an HTTP client library would hide: a
+/// connection that sends nothing, and whether the server closed it.
+private final class RawTCP {
+    let fd: Int32
+
+    init(port: Int) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port)).bigEndian
+        address.sin_addr.s_addr = in_addr_t(0x7F00_0001).bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+        guard connected else {
+            close(fd)
+            throw POSIXError(.ECONNREFUSED)
+        }
+    }
+
+    deinit { close(fd) }
+
+    func send(_ text: String) {
+        _ = text.withCString { Glibc.send(fd, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+    }
+
+    /// What arrives within `seconds`: "" when nothing did, nil when the server closed the
+    /// connection (or reset it) before sending anything.
+    func receive(within seconds: Double) -> String? {
+        var readable = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&readable, 1, Int32(seconds * 1000)) > 0 else { return "" }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = recv(fd, &buffer, buffer.count, 0)
+        return count > 0 ? String(decoding: buffer[..<count], as: UTF8.self) : nil
+    }
+}
