@@ -109,16 +109,35 @@ import Testing
 
     /// A domain raised past what a file may hold is kept in memory, and never written as a file
     /// the daemon could not read back: `synchronize` says why.
-    @Test func aFileLargerThanTheReaderTakesIsNeverWritten() throws {
+    /// A change that would take the domain's file past what a property-list file may be is
+    /// refused when it is made, with `too_large`, even with the domain limit raised past it: the
+    /// daemon never acknowledges what it could not write.
+    @Test func aFileLargerThanTheReaderTakesIsRefusedWhenTheChangeIsMade() throws {
         let daemon = try DaemonProcess(arguments: ["--max-domain-bytes", String(64 << 20), "--max-line-bytes", String(32 << 20)])
         let client = try daemon.connect()
         let big = String(repeating: "x", count: 17 << 20)
-        #expect(try client.request(#"{"op":"set","domain":"\#(Self.domain)","key":"big","value":"\#(big)"}"#, timeout: 30)
-            == #"{"ok":true,"generation":1}"#)
-        let answer = try client.request(#"{"op":"synchronize"}"#, timeout: 30)
-        #expect(answer.contains(#""code":"io_error""#) && answer.contains("more than the 16777216"), "\(answer)")
+        let answer = try client.request(#"{"op":"set","domain":"\#(Self.domain)","key":"big","value":"\#(big)"}"#, timeout: 30)
+        #expect(answer.contains(#""code":"too_large""#) && answer.contains("more than the 16777216 a property-list file may be"), "\(answer)")
+        #expect(try client.request(#"{"op":"synchronize"}"#, timeout: 30) == #"{"ok":true}"#)
         #expect(try daemon.storedValues(Self.domain) == nil)
         Self.expectAlive(daemon, "a domain too large for a file")
+    }
+
+    /// XML indents every line by its depth: 70 arrays nested 500 deep are 70 KB of JSON, well
+    /// within the domain limit, and 17 MB as a file. The change is refused when it is made, and
+    /// the domain's earlier value is still written.
+    @Test func aDeeplyNestedValueWhoseFileWouldBeTooLargeIsRefused() throws {
+        let daemon = try DaemonProcess()
+        let client = try daemon.connect()
+        #expect(try client.request(#"{"op":"set","domain":"\#(Self.domain)","key":"small","value":1}"#) == #"{"ok":true,"generation":1}"#)
+        let nested = String(repeating: "[", count: 500) + String(repeating: "]", count: 500)
+        let value = "[" + Array(repeating: nested, count: 70).joined(separator: ",") + "]"
+        #expect(value.utf8.count < 100_000)
+        let answer = try client.request(#"{"op":"set","domain":"\#(Self.domain)","key":"deep","value":\#(value)}"#, timeout: 30)
+        #expect(answer.contains(#""code":"too_large""#) && answer.contains("a property-list file may be"), "\(answer)")
+        #expect(try client.request(#"{"op":"synchronize"}"#, timeout: 30) == #"{"ok":true}"#)
+        #expect(try daemon.storedValues(Self.domain) == ["small": 1])
+        Self.expectAlive(daemon, "a nested value too large for a file")
     }
 
     /// NSGlobalDomain is in every app's search list: a refused file of its own (here a FIFO) fails

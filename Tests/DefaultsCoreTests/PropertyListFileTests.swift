@@ -47,4 +47,35 @@ import Testing
         let error = #expect(throws: DefaultsError.self) { try PropertyListFile.decode(Data(xml.utf8)) }
         #expect(error?.code == .invalidPlist)
     }
+
+    /// Domains of every shape: what the daemon measures a file by before a change is made.
+    static let shapedDomains: [[String: PlistValue]] = [
+        ["a": 1, "b": true, "c": false, "d": 0.5, "e": "", "f": "x<&>y"],
+        ["ints": .array((0..<500).map { .integer(Int64($0)) }), "bools": .array(Array(repeating: .bool(true), count: 500))],
+        ["deep": (0..<200).reduce(PlistValue.array([])) { inner, _ in .array([inner]) }],
+        ["nested": ["k": ["k2": .array([.string(""), .dictionary([:]), .array([])])]]],
+        ["data": .data(Data(repeating: 7, count: 100)), "date": .date(Date(timeIntervalSince1970: 1_700_000_000.75))],
+        Dictionary(uniqueKeysWithValues: (0..<300).map { ("key\($0)", PlistValue.string("")) }),
+        ["reals": .array((0..<300).map { .real(Double($0) / 7) }), "emptyStrings": .array(Array(repeating: .string(""), count: 300))],
+    ]
+
+    /// The file's size is its overhead plus each entry's bytes, exactly: the daemon adds them up
+    /// change by change instead of writing the file.
+    @Test(arguments: Self.shapedDomains)
+    func anXMLFilesSizeIsItsEntriesAddedUp(_ values: [String: PlistValue]) throws {
+        let file = try PropertyListFile.encode(values, format: .xml)
+        let added = values.reduce(XMLPropertyList.dictionaryFileOverheadBytes) {
+            $0 + XMLPropertyList.encodedEntryBytes(key: $1.key, value: $1.value)
+        }
+        #expect(added == file.count)
+    }
+
+    /// XML is never smaller than the binary form of the same values, so its size bounds what
+    /// the daemon writes in either format.
+    @Test(arguments: Self.shapedDomains)
+    func anXMLFileIsNeverSmallerThanTheBinaryOne(_ values: [String: PlistValue]) throws {
+        let xml = try PropertyListFile.encode(values, format: .xml)
+        let binary = try PropertyListFile.encode(values, format: .binary)
+        #expect(binary.count <= xml.count, "binary \(binary.count), XML \(xml.count)")
+    }
 }

@@ -324,22 +324,57 @@ public enum XMLPropertyList {
 
     /// Writes `value` as Apple does: a tab per level, keys sorted, dates to the second in UTC.
     public static func encode(_ value: PlistValue) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(256)
-        out += Array("""
-            <?xml version="1.0" encoding="UTF-8"?>
-            <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
-            <plist version="1.0">
-
-            """.utf8)
+        var out = Bytes()
+        out.bytes.reserveCapacity(256)
+        out.append(prolog)
         write(value, level: 0, into: &out)
-        out += Array("</\(Element.plist.rawValue)>\n".utf8)
-        return out
+        out.append(epilog)
+        return out.bytes
     }
 
-    private static func write(_ value: PlistValue, level: Int, into out: inout [UInt8]) {
-        func indent(_ level: Int) { out += repeatElement(UInt8(ascii: "\t"), count: level) }
-        func line(_ text: String) { indent(level); out += Array(text.utf8); out.append(0x0A) }
+    /// The bytes one entry of a top-level dictionary takes in the file `encode` writes: its key
+    /// line and its value, one level in. A domain's file is ``emptyDictionaryFileBytes`` less
+    /// the empty dictionary's own line plus its entries, so a change's effect on the file's
+    /// size is known before the change is made, without writing the file.
+    public static func encodedEntryBytes(key: String, value: PlistValue) -> Int {
+        var count = ByteCount()
+        writeEntry(key: key, value: value, level: 1, into: &count)
+        return count.bytes
+    }
+
+    /// The bytes of a file holding a dictionary with entries, less the entries: the prolog,
+    /// `<dict>` and `</dict>`, the epilog.
+    public static let dictionaryFileOverheadBytes =
+        prolog.utf8.count + "<\(Element.dict.rawValue)>\n</\(Element.dict.rawValue)>\n".utf8.count + epilog.utf8.count
+
+    private static let prolog = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+        <plist version="1.0">
+
+        """
+    private static let epilog = "</\(Element.plist.rawValue)>\n"
+
+    /// Where the writer puts what it writes: the file's bytes, or only how many there are.
+    private protocol Output {
+        mutating func append(tabs: Int)
+        mutating func append(_ text: String)
+    }
+
+    private struct Bytes: Output {
+        var bytes: [UInt8] = []
+        mutating func append(tabs: Int) { bytes += repeatElement(UInt8(ascii: "\t"), count: tabs) }
+        mutating func append(_ text: String) { bytes += text.utf8 }
+    }
+
+    private struct ByteCount: Output {
+        var bytes = 0
+        mutating func append(tabs: Int) { bytes += tabs }
+        mutating func append(_ text: String) { bytes += text.utf8.count }
+    }
+
+    private static func write(_ value: PlistValue, level: Int, into out: inout some Output) {
+        func line(_ text: String) { out.append(tabs: level); out.append(text); out.append("\n") }
         func open(_ name: Element) { line("<\(name.rawValue)>") }
         func close(_ name: Element) { line("</\(name.rawValue)>") }
         func empty(_ name: Element) { line("<\(name.rawValue)/>") }
@@ -365,12 +400,16 @@ public enum XMLPropertyList {
             guard !members.isEmpty else { return empty(.dict) }
             open(.dict)
             for (key, member) in members.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
-                indent(level + 1)
-                out += Array("<\(Element.key.rawValue)>\(escaped(key))</\(Element.key.rawValue)>\n".utf8)
-                write(member, level: level + 1, into: &out)
+                writeEntry(key: key, value: member, level: level + 1, into: &out)
             }
             close(.dict)
         }
+    }
+
+    private static func writeEntry(key: String, value: PlistValue, level: Int, into out: inout some Output) {
+        out.append(tabs: level)
+        out.append("<\(Element.key.rawValue)>\(escaped(key))</\(Element.key.rawValue)>\n")
+        write(value, level: level, into: &out)
     }
 
     /// The shortest text that reads back as the same double, without a trailing `.0`.

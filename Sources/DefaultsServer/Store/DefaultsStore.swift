@@ -186,6 +186,11 @@ final class DefaultsStore {
                 .tooLarge,
                 "domain \(changeset.domain) would be \(change.newSize) bytes; the limit is \(maximumDomainBytes)")
         }
+        if change.newFileBytes > PropertyListLimits.maximumFileBytes && change.newFileBytes > table[index].fileBytes {
+            throw DefaultsError(
+                .tooLarge,
+                "domain \(changeset.domain)'s file would be \(change.newFileBytes) bytes, more than the \(PropertyListLimits.maximumFileBytes) a property-list file may be")
+        }
         if checked {
             if changeset.domain.isCurrentHost, files.hostID == nil { throw MachineID.refusal(writing: changeset.domain) }
             for check in checks { if let refusal = check.check(changeset) { throw refusal } }

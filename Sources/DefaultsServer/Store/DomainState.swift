@@ -7,11 +7,19 @@ struct DomainState {
     var generation: Int64
     /// The domain's size in bytes of its wire encoding, kept up to date incrementally.
     var size: Int
+    /// The size of the domain's file as XML, never smaller than the binary form of the same
+    /// values, kept up to date incrementally: XML grows with nesting (a tab per level on every
+    /// line) where the wire encoding does not, and a change that would take the file past what
+    /// a property-list file may be is refused, so the daemon never holds what it cannot write.
+    var fileBytes: Int
 
     init(values: [String: PlistValue], generation: Int64) {
         self.values = values
         self.generation = generation
         self.size = DomainState.size(of: values)
+        self.fileBytes = values.reduce(XMLPropertyList.dictionaryFileOverheadBytes) {
+            $0 + XMLPropertyList.encodedEntryBytes(key: $1.key, value: $1.value)
+        }
     }
 
     static func entrySize(_ key: String, _ value: PlistValue) -> Int {
@@ -28,6 +36,7 @@ struct DomainState {
     /// it needs no second lookup.
     struct PreparedChange {
         let newSize: Int
+        let newFileBytes: Int
         fileprivate let changesNothing: Bool
         fileprivate let index: Dictionary<String, PlistValue>.Index?
     }
@@ -38,6 +47,7 @@ struct DomainState {
     /// ``Changeset/apply(to:)``, and does not count towards the size.
     func prepare(_ changeset: Changeset) -> PreparedChange {
         var newSize = size
+        var newFileBytes = fileBytes
         var changesNothing = true
         var index: Dictionary<String, PlistValue>.Index?
         changeset.forEachChange { key, value in
@@ -46,10 +56,16 @@ struct DomainState {
             guard old != value else { return }
             changesNothing = false
             index = found
-            if let old { newSize -= DomainState.entrySize(key, old) }
-            if let value { newSize += DomainState.entrySize(key, value) }
+            if let old {
+                newSize -= DomainState.entrySize(key, old)
+                newFileBytes -= XMLPropertyList.encodedEntryBytes(key: key, value: old)
+            }
+            if let value {
+                newSize += DomainState.entrySize(key, value)
+                newFileBytes += XMLPropertyList.encodedEntryBytes(key: key, value: value)
+            }
         }
-        return PreparedChange(newSize: newSize, changesNothing: changesNothing, index: index)
+        return PreparedChange(newSize: newSize, newFileBytes: newFileBytes, changesNothing: changesNothing, index: index)
     }
 
     /// Applies a changeset prepared by ``prepare(_:)``, with nothing changed in between, and
@@ -57,6 +73,7 @@ struct DomainState {
     mutating func commit(_ changeset: Changeset, _ change: PreparedChange) -> Changeset {
         if change.changesNothing { return Changeset(domain: changeset.domain) }
         size = change.newSize
+        fileBytes = change.newFileBytes
         guard let (key, value) = changeset.onlyChange else { return changeset.apply(to: &values) }
         switch (change.index, value) {
         case (let index?, let value?): values.values[index] = value
