@@ -50,6 +50,31 @@ import Testing
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == target)
     }
 
+    /// An edit made where the link leads (in the dotfiles folder, by an editor's rename-save
+    /// there) is taken in while the daemon runs, as one made to the domain's own file is.
+    @Test func anEditWhereALinkLeadsIsTakenIn() throws {
+        let folder = try dotfiles()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let target = folder + "/" + Self.domain + ".plist"
+        try PropertyListFile.encode(["rank": "Ensign"], format: .xml).write(to: URL(fileURLWithPath: target))
+        let daemon = try DaemonProcess()
+        try FileManager.default.createSymbolicLink(atPath: daemon.storagePath + "/" + Self.domain + ".plist", withDestinationPath: target)
+        let client = try daemon.connect()
+        #expect(try client.request(#"{"op":"subscribe","domains":["\#(Self.domain)"]}"#) == #"{"ok":true,"generations":{"\#(Self.domain)":0}}"#)
+
+        try PropertyListFile.encode(["rank": "Commander"], format: .xml).write(to: URL(fileURLWithPath: folder + "/edit.tmp"))
+        #expect(rename(folder + "/edit.tmp", target) == 0)
+        #expect(try client.readEvent()
+            == #"{"event":"didChange","domain":"\#(Self.domain)","generation":1,"changes":{"rank":"Commander"},"origin":{"source":"file"}}"#)
+        #expect(try client.request(#"{"op":"get","domain":"\#(Self.domain)","key":"rank"}"#) == #"{"ok":true,"value":"Commander","generation":1}"#)
+        // The daemon's own writes through the link are not read back as edits.
+        #expect(try client.request(#"{"op":"set","domain":"\#(Self.domain)","key":"rank","value":"Captain"}"#) == #"{"ok":true,"generation":2}"#)
+        #expect(try client.readEvent().hasPrefix(#"{"event":"didChange","domain":"\#(Self.domain)","generation":2,"changes":{"rank":"Captain"},"origin":{"pid""#))
+        #expect(try client.request(#"{"op":"synchronize"}"#) == #"{"ok":true}"#)
+        #expect(try client.request(#"{"op":"ping"}"#) == #"{"ok":true}"#)
+        #expect(try client.request(#"{"op":"get","domain":"\#(Self.domain)","key":"rank"}"#) == #"{"ok":true,"value":"Captain","generation":2}"#)
+    }
+
     /// A read-only file system mounted for the test, as a home-manager link into `/nix/store`
     /// meets one; root only, so that file modes cannot stand in for it.
     struct ReadOnlyStore {

@@ -36,6 +36,9 @@ final class DefaultsStore {
     /// only reads.
     private var refusedFiles: [DomainName: (version: FileVersion, error: DefaultsError)] = [:]
     private static let refusedFilesKept = 1024
+    /// Told of each domain loaded into memory, on the loop: the file watcher, which watches the
+    /// folder a loaded domain's file links into.
+    var didLoad: ((DomainName) -> Void)?
     /// The roaming link's bookkeeping, when roaming is on: every effective local change of a
     /// roaming domain is queued there for etcd.
     var roaming: RoamingState?
@@ -255,6 +258,7 @@ final class DefaultsStore {
         // it is made from. Only kept domains get one, so reading names that do not exist leaves
         // nothing behind.
         if table.fileVersions.bases(of: domain).isEmpty { table.fileVersions.remember(nil, of: domain, holding: [:]) }
+        didLoad?(domain)
         return index
     }
 

@@ -39,6 +39,14 @@ final class DomainFileWatcher {
     let tornDelay: TimeAmount
     /// The version of each domain's file that could not be taken in, and when it was first seen.
     private var suspects: [DomainName: (version: FileVersion, since: NIODeadline)] = [:]
+    /// The folders outside the storage directory that loaded domains' files link into (a
+    /// dotfiles folder), each watched once, so that an edit made there is read as one made to
+    /// the domain's file; and the domains whose file each link target is.
+    private var linkFolders: [String: Int32] = [:]
+    private var domainsLinkedTo: [String: Set<DomainName>] = [:]
+    /// Far more folders than dotfile managers use; a link into one past it is read at the
+    /// domain's next write instead (an unseen edit is kept as `<file>.rejected-<time>`).
+    static let maximumLinkFolders = 256
 
     /// The default of `tornDelay`: the settle time a file is judged by at load too.
     static let standardTornDelay = DomainFiles.settleTime
@@ -69,6 +77,42 @@ final class DomainFileWatcher {
             logger.warning("domain files edited while the daemon runs are read only at its next start", metadata: ["error": "\(error)"])
         }
         watchByHostFolder()
+        store.didLoad = { [weak self] domain in self?.watchLinkTarget(of: domain) }
+        for domain in store.loadedDomains { watchLinkTarget(of: domain) }
+    }
+
+    /// Watches the folder `domain`'s file links into, when it is a link out of the storage
+    /// directory.
+    private func watchLinkTarget(of domain: DomainName) {
+        guard let path = files.path(of: domain), let target = DomainFiles.linkTarget(of: path) else { return }
+        let folder = DomainFiles.folder(of: target)
+        // A folder watched already, by its own watch: adding another would take its events.
+        guard folder != files.directory, folder != files.byHostDirectory else { return }
+        domainsLinkedTo[target, default: []].insert(domain)
+        guard linkFolders[folder] == nil else { return }
+        guard linkFolders.count < Self.maximumLinkFolders else {
+            logger.notice("a domain file links into more folders than are watched; edits made there are read at the domain's next write", metadata: [
+                "file": "\(path)", "target": "\(target)", "folders": "\(Self.maximumLinkFolders)"])
+            return
+        }
+        do {
+            linkFolders[folder] = try watcher.watch(folder, mask: DirectoryWatcher.fileChanges) { [self] event in
+                noticed(event, inLinkFolder: folder)
+            }
+        } catch {
+            logger.notice("the folder a domain file links into cannot be watched; edits made there are read at the domain's next write", metadata: [
+                "file": "\(path)", "target": "\(target)", "error": "\(error)"])
+        }
+    }
+
+    private func noticed(_ event: InotifyEvent, inLinkFolder folder: String) {
+        if event.endsWatch {
+            linkFolders[folder] = nil
+            return
+        }
+        let domains = event.isOverflow ? Set(store.loadedDomains) : domainsLinkedTo[folder + "/" + event.name] ?? []
+        for domain in domains where store.loadedValues(of: domain) != nil { pending.insert(domain) }
+        if !pending.isEmpty { settle.schedule { [self] in readPending() } }
     }
 
     /// Watches the `ByHost` folder, when this machine has by-host files and the folder exists;
@@ -131,6 +175,8 @@ final class DomainFileWatcher {
             return
         }
         guard let memory = store.loadedValues(of: domain), let path = files.path(of: domain) else { return }
+        // A file that became a link since (a dotfile manager run) is watched where it leads.
+        watchLinkTarget(of: domain)
         switch files.read(domain) {
         case .missing:
             suspects[domain] = nil
