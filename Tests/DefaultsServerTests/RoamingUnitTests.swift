@@ -124,3 +124,28 @@ struct RoamingUnitTests {
         #expect(ConfigurationOption.isSection("roaming") && !ConfigurationOption.isSection("logLevel"))
     }
 }
+
+/// When the roaming link starts its next watch (`RoamingLink.restart(after:delay:)`): a member
+/// that ends every watch cleanly is asked again after a wait that doubles to 2 s, never in a
+/// tight loop.
+@Suite struct WatchRestartTests {
+    @Test func aWatchTheMemberEndsIsStartedAgainAfterAGrowingWait() {
+        var delay = RoamingLink.firstRetryDelay
+        var waits: [Duration] = []
+        for _ in 0..<7 {
+            let next = RoamingLink.restart(after: .endedByMember, delay: delay)
+            #expect(!next.anotherMember)
+            waits.append(next.wait)
+            delay = next.delay
+        }
+        #expect(waits == [.milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800), .milliseconds(1600), .seconds(2), .seconds(2)])
+    }
+
+    @Test func eachEndHasItsOwnRule() {
+        let second = Duration.milliseconds(200)
+        #expect(RoamingLink.restart(after: .compacted, delay: second) == (.zero, RoamingLink.firstRetryDelay, false))
+        #expect(RoamingLink.restart(after: .refused, delay: second) == (second, .milliseconds(400), true))
+        #expect(RoamingLink.restart(after: .broken, delay: RoamingLink.firstRetryDelay) == (.zero, .milliseconds(200), true))
+        #expect(RoamingLink.restart(after: .broken, delay: second) == (.milliseconds(100), .milliseconds(400), true))
+    }
+}

@@ -121,29 +121,48 @@ actor RoamingLink {
             }
             let compacted = watchEndedForCompaction
             watchEndedForCompaction = false
+            let end: WatchEnd
             switch result {
-            case .success where compacted:
-                // The start revision was compacted away: read everything, then watch again, at once.
-                delay = RoamingLink.firstRetryDelay
-            case .success:
-                // The member ended the stream without saying why: not a loop of requests, but a wait
-                // that grows, as after a failure.
-                try? await Task.sleep(for: delay)
-                delay = min(delay * 2, RoamingLink.longestRetryDelay)
+            case .success: end = compacted ? .compacted : .endedByMember
             case .failure(let error as EtcdError):
-                // The member refused (it has no leader) or no member answered the read before the
-                // watch: another member next, after a wait that grows while nothing answers.
-                nextMember = WatchHealth.nextMember(after: member, of: etcd.endpoints.count, check: lastCheck)
+                end = .refused
                 _ = try? await report(.unreachable(problem: "\(error)"))
-                try? await Task.sleep(for: delay)
-                delay = min(delay * 2, RoamingLink.longestRetryDelay)
-            case .failure:
-                // The stream broke (its member stopped): the next attempt goes to another member
-                // and resumes after the last revision applied. Only a repeated break waits.
-                nextMember = WatchHealth.nextMember(after: member, of: etcd.endpoints.count, check: lastCheck)
-                try? await Task.sleep(for: delay - RoamingLink.firstRetryDelay)
-                delay = min(delay * 2, RoamingLink.longestRetryDelay)
+            case .failure: end = .broken
             }
+            let next = RoamingLink.restart(after: end, delay: delay)
+            if next.anotherMember {
+                nextMember = WatchHealth.nextMember(after: member, of: etcd.endpoints.count, check: lastCheck)
+            }
+            if next.wait > .zero { try? await Task.sleep(for: next.wait) }
+            delay = next.delay
+        }
+    }
+
+    /// How a watch ended.
+    enum WatchEnd: Equatable {
+        /// Its start revision was compacted away.
+        case compacted
+        /// The member ended the stream without saying why.
+        case endedByMember
+        /// The member refused (it has no leader), or no member answered the read before it.
+        case refused
+        /// The stream broke (its member stopped).
+        case broken
+    }
+
+    /// When the next watch starts, through which member, and the wait after it if that one ends
+    /// too: the rule that keeps a member ending watches from being asked again in a tight loop.
+    /// - A compaction: a full read, then a watch at once.
+    /// - A stream the member ended: the same member, after a wait that doubles each time.
+    /// - A refusal: another member, after that wait.
+    /// - A break: another member at once the first time; only a repeated break waits.
+    static func restart(after end: WatchEnd, delay: Duration) -> (wait: Duration, delay: Duration, anotherMember: Bool) {
+        let longer = min(delay * 2, longestRetryDelay)
+        switch end {
+        case .compacted: return (.zero, firstRetryDelay, false)
+        case .endedByMember: return (delay, longer, false)
+        case .refused: return (delay, longer, true)
+        case .broken: return (delay - firstRetryDelay, longer, true)
         }
     }
 
