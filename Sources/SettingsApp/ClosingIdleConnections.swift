@@ -2,8 +2,8 @@ import HummingbirdCore
 import Logging
 import NIOCore
 
-/// A server child channel that closes a connection nothing has been read from for `readTimeout`,
-/// from the moment it is accepted; the HTTP and WebSocket handling is `inner`'s.
+/// A server child channel that closes a connection nothing has been read from or written to for
+/// `timeout`, from the moment it is accepted; the HTTP and WebSocket handling is `inner`'s.
 ///
 /// Hummingbird's own idle timeout starts only once a first request has come (its WebSocket
 /// upgrade channel adds it after the upgrade check), so a connection that never sends one would
@@ -12,16 +12,16 @@ import NIOCore
 ///
 /// ```swift
 /// HTTPServerBuilder { responder in
-///     ClosingIdleConnections(inner: HTTP1Channel(responder: responder), readTimeout: .seconds(60))
+///     ClosingIdleConnections(inner: HTTP1Channel(responder: responder), timeout: .seconds(75))
 /// }
 /// ```
 struct ClosingIdleConnections<Inner: ServerChildChannel>: ServerChildChannel {
     let inner: Inner
-    let readTimeout: TimeAmount
+    let timeout: TimeAmount
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Inner.Value> {
         channel.eventLoop.makeCompletedFuture {
-            try channel.pipeline.syncOperations.addHandlers([IdleStateHandler(readTimeout: readTimeout), CloseWhenIdle()])
+            try channel.pipeline.syncOperations.addHandlers([IdleStateHandler(allTimeout: timeout), CloseWhenIdle()])
         }.flatMap { inner.setup(channel: channel, logger: logger) }
     }
 

@@ -38,10 +38,10 @@ extension SettingsServer {
         let liveResponder = live.buildResponder()
         return Application(
             router: base,
-            server: HTTPServerBuilder { [readTimeout = TimeAmount(configuration.idleTimeout)] responder in
+            server: HTTPServerBuilder { [timeout = TimeAmount(configuration.idleTimeout)] responder in
                 ClosingIdleConnections(
                     inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: liveResponder, configuration: .init()),
-                    readTimeout: readTimeout)
+                    timeout: timeout)
             },
             configuration: .init(
                 address: .hostname(host, port: port), serverName: nil,

@@ -38,9 +38,9 @@ public final class SettingsServer: Sendable {
         /// Connections served at once on each address: a person's tabs need a few each (one live
         /// WebSocket, a few requests); past it new ones wait in the listen backlog.
         public var maximumConnections: Int
-        /// A connection nothing is read from for this long is closed: an HTTP connection with no
-        /// request (a page opens another), or one that never sends one. The live WebSocket stays
-        /// open, as the browser answers the app's pings every 30 s.
+        /// A connection with nothing read or written for this long is closed: an HTTP connection
+        /// with no request (a page opens another), or one that never sends one. The live
+        /// WebSocket stays open, as the app pings it every 30 s.
         public var idleTimeout: Duration
 
         public init(

@@ -75,6 +75,28 @@ import Testing
         #expect(try client.request(#"{"op":"get","domain":"\#(Self.domain)","key":"rank"}"#) == #"{"ok":true,"value":"Captain","generation":2}"#)
     }
 
+    /// Links into more folders than are watched (256): the first 256 folders are watched, the
+    /// rest are not, and the log says so once.
+    @Test func theFoldersLinksLeadIntoAreWatchedUpToTheirLimit() throws {
+        let folder = try dotfiles()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let daemon = try DaemonProcess()
+        let before = BundleWatchTests.inotifyWatchCount(of: daemon.process.processIdentifier)
+        let client = try daemon.connect()
+        for index in 0..<260 {
+            let own = folder + "/\(index)"
+            try FileManager.default.createDirectory(atPath: own, withIntermediateDirectories: true)
+            let target = own + "/com.example.linked\(index).plist"
+            try PropertyListFile.encode(["index": .integer(Int64(index))], format: .xml).write(to: URL(fileURLWithPath: target))
+            try FileManager.default.createSymbolicLink(atPath: daemon.storagePath + "/com.example.linked\(index).plist", withDestinationPath: target)
+            #expect(try client.request(#"{"op":"subscribe","domains":["com.example.linked\#(index)"]}"#).hasPrefix(#"{"ok":true"#))
+        }
+        #expect(try client.request(#"{"op":"ping"}"#) == #"{"ok":true}"#)
+        let after = BundleWatchTests.inotifyWatchCount(of: daemon.process.processIdentifier)
+        #expect(after - before == 256)
+        #expect(daemon.logOccurrences(of: "links into more folders than are watched") == 1)
+    }
+
     /// A read-only file system mounted for the test, as a home-manager link into `/nix/store`
     /// meets one; root only, so that file modes cannot stand in for it.
     struct ReadOnlyStore {

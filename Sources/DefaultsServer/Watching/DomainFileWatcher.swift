@@ -47,6 +47,7 @@ final class DomainFileWatcher {
     /// Far more folders than dotfile managers use; a link into one past it is read at the
     /// domain's next write instead (an unseen edit is kept as `<file>.rejected-<time>`).
     static let maximumLinkFolders = 256
+    private var saidLinkFoldersAreFull = false
 
     /// The default of `tornDelay`: the settle time a file is judged by at load too.
     static let standardTornDelay = DomainFiles.settleTime
@@ -91,6 +92,8 @@ final class DomainFileWatcher {
         domainsLinkedTo[target, default: []].insert(domain)
         guard linkFolders[folder] == nil else { return }
         guard linkFolders.count < Self.maximumLinkFolders else {
+            guard !saidLinkFoldersAreFull else { return }
+            saidLinkFoldersAreFull = true
             logger.notice("a domain file links into more folders than are watched; edits made there are read at the domain's next write", metadata: [
                 "file": "\(path)", "target": "\(target)", "folders": "\(Self.maximumLinkFolders)"])
             return
