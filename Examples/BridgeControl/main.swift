@@ -4,6 +4,9 @@
 //   BridgeControl print            print them once
 //   BridgeControl set KEY VALUE    store a value (true/false, an integer, a real, else a string) and
 //                                  wait until it is durable
+//   BridgeControl count N          add 1 to `launches` N times, each a compare-and-set (`update`),
+//                                  so that several processes counting at once lose no step
+//   BridgeControl beam NAME RANK   add an officer to the away team (a Codable value)
 //
 // Command-line defaults work as on macOS: `BridgeControl print -warpFactor 9`.
 // From another terminal: `defaults write com.example.BridgeControl warpFactor -float 7`, or
@@ -14,7 +17,7 @@ import Foundation
 /// Writes a line at once (a pipe would otherwise buffer it).
 func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
 
-bridgeDefaults.register(defaults: ["warp": true, "warpFactor": 5, "favoriteAlien": "Vulcan"])
+bridgeDefaults.register(defaults: ["warp": true, "favoriteAlien": "Vulcan"])
 let settings = BridgeSettings()
 
 func show(_ header: String) {
@@ -45,6 +48,22 @@ case "set":
     bridgeDefaults.setValue(parse(arguments[2]), forKey: arguments[1])
     exit(bridgeDefaults.synchronize() ? 0 : 1)
 
+case "count":
+    guard arguments.count >= 2, let times = Int(arguments[1]) else {
+        FileHandle.standardError.write(Data("usage: BridgeControl count N\n".utf8))
+        exit(64)
+    }
+    for _ in 0..<times { try await bridgeDefaults.update(.launches) { $0 + 1 } }
+    say("launches: \(bridgeDefaults[.launches])")
+
+case "beam":
+    guard arguments.count >= 3 else {
+        FileHandle.standardError.write(Data("usage: BridgeControl beam NAME RANK\n".utf8))
+        exit(64)
+    }
+    try await bridgeDefaults.update(.awayTeam) { $0 + [Officer(name: arguments[1], rank: arguments[2])] }
+    exit(bridgeDefaults.synchronize() ? 0 : 1)
+
 case "print":
     show("Bridge Control")
 
@@ -56,6 +75,6 @@ case nil, "watch":
     }
 
 default:
-    FileHandle.standardError.write(Data("usage: BridgeControl [watch | print | set KEY VALUE] [-key value ...]\n".utf8))
+    FileHandle.standardError.write(Data("usage: BridgeControl [watch | print | set KEY VALUE | count N | beam NAME RANK] [-key value ...]\n".utf8))
     exit(64)
 }

@@ -136,7 +136,7 @@ extension Optional: DefaultsValue where Wrapped: DefaultsValue {
 }
 
 /// What tells "remove the key" (a nil `Optional`, also nested) from "no property-list form".
-private protocol OptionalDefaultsValue {
+protocol OptionalDefaultsValue {
     var isNone: Bool { get }
 }
 
@@ -168,24 +168,40 @@ extension PlistValue {
 ///
 /// ```swift
 /// struct Bridge {
-///     @Default("warpFactor") var warpFactor = 5.0
+///     @Default(.warp) var warpFactor                // a typed key (``Key``), its default registered
+///     @Default("rank") var rank = "Ensign"          // a name and a default of its own, not registered
 /// }
 /// let bridge = Bridge()
 /// bridge.warpFactor = 7                         // stored, visible to every process
 /// for await factor in bridge.$warpFactor { … }  // the value now, then each new one
 /// ```
-///
-/// The initial value is what reads answer while the key is absent (or holds something that is not
-/// a `Value`); it is not registered or stored.
 @propertyWrapper
-public struct Default<Value: DefaultsValue>: Sendable {
-    public let key: String
-    public let defaultValue: Value
+public struct Default<Value: Sendable>: Sendable {
+    public let typedKey: Key<Value>
     public let defaults: SharedDefaults
 
-    public init(wrappedValue: Value, _ key: String, defaults: SharedDefaults = .standard) {
-        self.key = key
-        self.defaultValue = wrappedValue
+    /// The key's name.
+    public var key: String { typedKey.name }
+    /// What reads answer while the key is absent (or holds something that is not a `Value`).
+    public var defaultValue: Value { typedKey.defaultValue }
+
+    /// A default named here, whose initial value is what reads answer while the key is absent;
+    /// it is not registered or stored.
+    public init(wrappedValue: Value, _ key: String, defaults: SharedDefaults = .standard) where Value: DefaultsValue {
+        self.typedKey = Key(key, default: wrappedValue, registers: false)
+        self.defaults = defaults
+    }
+
+    /// A default of a Codable type named here, as ``init(wrappedValue:_:defaults:)``.
+    @_disfavoredOverload
+    public init(wrappedValue: Value, _ key: String, defaults: SharedDefaults = .standard) where Value: Codable {
+        self.typedKey = Key(key, default: wrappedValue, registers: false)
+        self.defaults = defaults
+    }
+
+    /// The typed key's value, as `defaults[key]` reads and writes it.
+    public init(_ key: Key<Value>, defaults: SharedDefaults = .standard) {
+        self.typedKey = key
         self.defaults = defaults
     }
 
@@ -193,21 +209,10 @@ public struct Default<Value: DefaultsValue>: Sendable {
     /// infinity, nil inside an array) is refused and logged, as `SharedDefaults.set(_:forKey:)`
     /// refuses it, and the stored value stays.
     public var wrappedValue: Value {
-        get { defaults.value(forKey: key).flatMap(Value.init(defaultsValue:)) ?? defaultValue }
-        nonmutating set {
-            if let value = newValue.defaultsValue {
-                defaults.setValue(value, forKey: key)  // refuses (and logs) a NaN or an infinity
-            } else if (newValue as? any OptionalDefaultsValue)?.isNone == true {
-                defaults.removeObject(forKey: key)
-            } else {
-                defaults.logRefusal(forKey: key, "\(newValue) has no property-list value")
-            }
-        }
+        get { defaults[typedKey] }
+        nonmutating set { defaults[typedKey] = newValue }
     }
 
     /// The value now, then each new value (the default while the key is absent).
-    public var projectedValue: AsyncStream<Value> {
-        let fallback = defaultValue
-        return defaults.stream(forKey: key) { $0.flatMap(Value.init(defaultsValue:)) ?? fallback }
-    }
+    public var projectedValue: AsyncStream<Value> { defaults.values(of: typedKey) }
 }

@@ -13,6 +13,12 @@ extension SharedDefaults {
         engine.perform { state in ((), state.register(values)) }
     }
 
+    /// Registers a typed key's default (``Key``): in the registration domain, as
+    /// ``register(defaults:)`` does.
+    func registerTypedDefault(_ value: PlistValue, forKey key: String) {
+        engine.perform { state in ((), state.register([key: value])) }
+    }
+
     /// Inserts a domain after the app domain (and earlier suites), before `NSGlobalDomain`, for
     /// this instance. The app's own domain and `NSGlobalDomain` are ignored, as Apple documents.
     public func addSuite(named suiteName: String) {

@@ -39,13 +39,13 @@ enum Requests {
 
     static let synchronize: [UInt8] = line { writer in writer.operation(.synchronize) }
 
-    /// The request for a local edit: `set`/`remove` for one key, `apply` for several,
-    /// `replaceDomain`, or `deleteDomain` for an empty replacement.
-    static func edit(_ edit: Edit, domain: DomainName) -> [UInt8] {
+    /// The request for a local edit: `set`/`remove` for one key, `apply` for several or with
+    /// preconditions (`expect`), `replaceDomain`, or `deleteDomain` for an empty replacement.
+    static func edit(_ edit: Edit, domain: DomainName, expecting expected: [String: PlistValue?] = [:]) -> [UInt8] {
         line { writer in
             switch edit {
             case .changes(let changes):
-                if case let (key, value)? = changes.onlyChange {
+                if expected.isEmpty, case let (key, value)? = changes.onlyChange {
                     writer.operation(value == nil ? .remove : .set)
                     writer.domain(domain)
                     writer.key("key"); writer.string(key)
@@ -57,6 +57,14 @@ enum Requests {
                     writer.key("remove"); writer.beginArray()
                     for key in changes.compactMap({ $0.value == nil ? $0.key : nil }).sorted() { writer.string(key) }
                     writer.endArray()
+                    if !expected.isEmpty {
+                        writer.key("expect"); writer.beginObject()
+                        for (key, value) in expected.sorted(by: { $0.key < $1.key }) {
+                            writer.key(key)
+                            if let value { writer.value(value) } else { writer.null() }
+                        }
+                        writer.endObject()
+                    }
                 }
             case .replace(let values) where values.isEmpty:
                 writer.operation(.deleteDomain)

@@ -153,10 +153,22 @@ final class Engine: Sendable {
         try await ticket.value()
     }
 
+    /// ``await(_:timeout:)``'s outcome as a value, for a caller that decides what to do with a refusal.
+    func result(of ticket: Ticket, timeout: Duration) async -> Result<Void, DefaultsClientError> {
+        do throws(DefaultsClientError) {
+            try await self.await(ticket, timeout: timeout)
+            return .success(())
+        } catch {
+            return .failure(error)
+        }
+    }
+
     // MARK: Writes
 
-    func edit(_ edit: Edit, of domain: DomainName, ticket: Ticket? = nil) {
-        let line = Requests.edit(edit, domain: domain)
+    /// Sends a local edit; with `expected`, only if each key still holds that value in the
+    /// daemon (compare-and-set: a `conflict` fails the ticket and undoes the edit here).
+    func edit(_ edit: Edit, of domain: DomainName, ticket: Ticket? = nil, expecting expected: [String: PlistValue?] = [:]) {
+        let line = Requests.edit(edit, domain: domain, expecting: expected)
         perform { state in ((), state.localEdit(edit, to: domain, line: line, ticket: ticket)) }
     }
 

@@ -25,6 +25,8 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
         case tooLarge = "too_large"
         /// The write would change a key the administrator's managed preferences force; nothing changed.
         case forced = "forced"
+        /// An `apply`'s precondition (`expect`) did not hold: a key held another value; nothing changed.
+        case conflict = "conflict"
         /// A by-host domain cannot be written: the machine has no id (`/etc/machine-id`) to name its files.
         case noMachineID = "no_machine_id"
         /// Text given to `import` is not a property list holding a dictionary.
@@ -41,10 +43,31 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
 
     public var code: Code
     public var message: String
+    /// For `conflict`: the key whose expected value did not hold, and the value found (nil:
+    /// absent). On the wire as the error's `key` and `found` members.
+    public var conflict: Conflict?
+
+    public struct Conflict: Sendable, Hashable {
+        public var key: String
+        public var found: PlistValue?
+
+        public init(key: String, found: PlistValue?) {
+            self.key = key
+            self.found = found
+        }
+    }
 
     public init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
+    }
+
+    /// The `conflict` refusal of a precondition on `key` that found `found`.
+    public static func conflict(key: String, expected: PlistValue?, found: PlistValue?) -> DefaultsError {
+        func text(_ value: PlistValue?) -> String { value.map { String(decoding: WireValue.encode($0), as: UTF8.self) } ?? "absent" }
+        var error = DefaultsError(.conflict, "\(key) is \(text(found)), not \(text(expected)); nothing changed")
+        error.conflict = Conflict(key: key, found: found)
+        return error
     }
 
     public var description: String { "\(code.rawValue): \(message)" }
@@ -70,5 +93,8 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
             return
         }
         if let code = Code(rawValue: text) { self.init(code, message) } else { self.init(.internal, "\(text): \(message)") }
+        if code == .conflict, case .string(let key)? = error["key"] {
+            conflict = Conflict(key: key, found: error["found"].flatMap { try? WireValue.decode($0) })
+        }
     }
 }

@@ -113,6 +113,21 @@ struct Request {
         return result
     }
 
+    /// Preconditions (`"expect": {"count": 3, "name": null}`): each key's expected value, nil
+    /// (JSON `null`) for "absent".
+    func expectedValues(_ name: StaticString) throws(DefaultsError) -> [String: PlistValue?] {
+        guard case .object(let members)? = parameters[name] else {
+            throw DefaultsError(.invalidParameter, "\"\(name)\" must be an object of key → expected value (null: absent)")
+        }
+        var result: [String: PlistValue?] = [:]
+        result.reserveCapacity(members.count)
+        for (key, member) in members {
+            try DefaultsKey.validate(key)
+            result[key] = member == .null ? .some(nil) : .some(try WireValue.decode(member))
+        }
+        return result
+    }
+
     func stringArray(_ name: StaticString) throws(DefaultsError) -> [String]? {
         guard let parameter = parameters[name] else { return nil }
         guard case .array(let elements) = parameter else {

@@ -123,7 +123,8 @@ struct RequestDispatcher {
                 }
                 changeset.remove(key)
             }
-            return .generation(try store.apply(changeset, origin: session.origin))
+            let expected = request.has("expect") ? try request.expectedValues("expect") : [:]
+            return .generation(try store.apply(changeset, origin: session.origin, expecting: expected))
 
         case .replaceDomain:
             try refuseWritesWhenStopping()

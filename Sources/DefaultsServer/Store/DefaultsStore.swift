@@ -162,9 +162,19 @@ final class DefaultsStore {
     // MARK: - Writing
 
     /// Applies a changeset all or nothing. Returns the domain's generation afterwards.
+    ///
+    /// With `expected`, only if each key holds the value given (nil: absent) right now: else
+    /// nothing changes and the refusal (`conflict`) names the first key that differs and what it
+    /// holds. The check and the change happen in one turn of the loop, so no other write comes
+    /// between them: this is compare-and-set.
     @discardableResult
-    func apply(_ changeset: Changeset, origin: Origin) throws(DefaultsError) -> Int64 {
-        try apply(changeset, origin: origin, at: try index(loading: changeset.domain))
+    func apply(_ changeset: Changeset, origin: Origin, expecting expected: [String: PlistValue?] = [:]) throws(DefaultsError) -> Int64 {
+        let index = try index(loading: changeset.domain)
+        for (key, value) in expected.sorted(by: { $0.key < $1.key }) {
+            let found = table[index].values[key]
+            if found != value { throw DefaultsError.conflict(key: key, expected: value, found: found) }
+        }
+        return try apply(changeset, origin: origin, at: index)
     }
 
     /// Applies a change another machine made, taken from etcd: it was checked where it was

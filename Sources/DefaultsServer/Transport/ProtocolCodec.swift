@@ -63,6 +63,11 @@ enum ResponseEncoding {
             writer.key(literal: "error"); writer.beginObject()
             writer.key(literal: "code"); writer.string(error.code.rawValue)
             writer.key(literal: "message"); writer.string(error.message)
+            if let conflict = error.conflict {
+                writer.key(literal: "key"); writer.string(conflict.key)
+                writer.key(literal: "found")
+                if let found = conflict.found { writer.value(found) } else { writer.null() }
+            }
             writer.endObject()
         }
         writer.endObject()

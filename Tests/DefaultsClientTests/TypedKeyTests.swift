@@ -1,0 +1,98 @@
+import DefaultsClient
+import DefaultsCore
+import DaemonTestSupport
+import Foundation
+import Testing
+
+struct Crew: Codable, Sendable, Equatable {
+    var captain: String
+    var officers: [String]
+    var commissioned: Date?
+}
+
+extension Keys {
+    static let warp = Key<Double>("warpFactor", default: 5)
+    static let crew = Key<Crew>("crew", default: Crew(captain: "nobody", officers: []))
+    static let launches = Key<Int>("launches", default: 0)
+    static let dotted = Key<String>("display.scale.mode", default: "fit")
+}
+
+/// Typed keys, Codable values and compare-and-set, through the real daemon and other processes.
+@Suite("Typed keys, Codable values and compare-and-set", .serialized)
+struct TypedKeyTests {
+    @Test func aTypedKeyReadsItsDefaultAndWritesThroughTheDaemon() async throws {
+        let daemon = try DaemonProcess()
+        let defaults = SharedDefaults(configuration: configuration(daemon, appDomain: "com.example.typed"))
+        #expect(defaults[.warp] == 5)
+        defaults[.warp] = 7
+        #expect(defaults[.warp] == 7)
+        #expect(defaults.synchronize())
+        #expect(try rawRequest(daemon, #"{"op":"get","domain":"com.example.typed","key":"warpFactor"}"#)
+            == [#"{"ok":true,"value":7.0,"generation":1}"#])
+        defaults[.dotted] = "fill"
+        #expect(defaults.synchronize())
+        #expect(try rawRequest(daemon, #"{"op":"get","domain":"com.example.typed","key":"display.scale.mode"}"#)
+            == [#"{"ok":true,"value":"fill","generation":2}"#], "keys may hold dots")
+    }
+
+    /// A Codable value is stored as its fields, which another client reads and a hand edit
+    /// changes; a stored value of another shape reads as the default.
+    @Test func aCodableValueIsStoredAsItsFields() async throws {
+        let daemon = try DaemonProcess()
+        let defaults = SharedDefaults(configuration: configuration(daemon, appDomain: "com.example.typed"))
+        let crew = Crew(captain: "Picard", officers: ["Riker", "Data"], commissioned: Date(timeIntervalSince1970: 1_700_000_000))
+        defaults[.crew] = crew
+        #expect(defaults[.crew] == crew)
+        #expect(defaults.synchronize())
+        #expect(try rawRequest(daemon, #"{"op":"get","domain":"com.example.typed","key":"crew"}"#)
+            == [#"{"ok":true,"value":{"captain":"Picard","commissioned":{"$date":"2023-11-14T22:13:20Z"},"officers":["Riker","Data"]},"generation":1}"#])
+
+        // A hand edit of one field reaches the typed value.
+        let path = daemon.storagePath + "/com.example.typed.plist"
+        var file = try PropertyListFile.decode(Data(contentsOf: URL(fileURLWithPath: path)))
+        file["crew"] = ["captain": "Janeway", "officers": ["Chakotay"]]
+        try PropertyListFile.encode(file, format: .xml).write(to: URL(fileURLWithPath: path + ".new"))
+        let (values, task) = Recorder.of(defaults.values(of: .crew))
+        defer { task.cancel() }
+        #expect(rename(path + ".new", path) == 0)
+        let edited = try await values.first { $0.captain == "Janeway" }
+        #expect(edited == Crew(captain: "Janeway", officers: ["Chakotay"], commissioned: nil))
+
+        // An old shape (a plain string) reads as the default, never traps.
+        _ = try rawRequest(daemon, #"{"op":"set","domain":"com.example.typed","key":"crew","value":"Picard"}"#)
+        _ = try await values.first { $0.captain == "nobody" }
+        #expect(defaults[.crew] == Crew(captain: "nobody", officers: []))
+    }
+
+    @Test func applyWithExpectIsCompareAndSet() throws {
+        let daemon = try DaemonProcess()
+        let replies = try rawRequest(
+            daemon,
+            #"{"op":"apply","domain":"com.example.cas","set":{"count":1},"expect":{"count":null}}"#,
+            #"{"op":"apply","domain":"com.example.cas","set":{"count":2},"expect":{"count":null}}"#,
+            #"{"op":"apply","domain":"com.example.cas","set":{"count":2,"name":"x"},"expect":{"count":1,"name":null}}"#,
+            #"{"op":"apply","domain":"com.example.cas","remove":["name"],"expect":{"count":1}}"#,
+            #"{"op":"get","domain":"com.example.cas"}"#)
+        #expect(replies == [
+            #"{"ok":true,"generation":1}"#,
+            #"{"ok":false,"error":{"code":"conflict","message":"count is 1, not absent; nothing changed","key":"count","found":1}}"#,
+            #"{"ok":true,"generation":2}"#,
+            #"{"ok":false,"error":{"code":"conflict","message":"count is 2, not 1; nothing changed","key":"count","found":2}}"#,
+            #"{"ok":true,"value":{"count":2,"name":"x"},"generation":2}"#,
+        ])
+    }
+
+    /// Two processes that each add 1 a thousand times, at once, end at 2,000: each step is a
+    /// compare-and-set, tried again when the other process changed the key in between.
+    @Test func twoProcessesCountingAtOnceLoseNoStep() async throws {
+        let daemon = try DaemonProcess()
+        let first = try BridgeControlProcess(daemon, ["count", "1000"])
+        let second = try BridgeControlProcess(daemon, ["count", "1000"])
+        #expect(try await first.exitStatus(timeout: 120) == 0)
+        #expect(try await second.exitStatus(timeout: 120) == 0)
+        #expect(try rawRequest(daemon, #"{"op":"get","domain":"com.example.BridgeControl","key":"launches"}"#).first?
+            .hasPrefix(#"{"ok":true,"value":2000,"#) == true)
+        let defaults = SharedDefaults(configuration: configuration(daemon))
+        #expect(try await defaults.update(.launches) { $0 + 1 } == 2001)
+    }
+}
