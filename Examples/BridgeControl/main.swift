@@ -7,6 +7,7 @@
 //   BridgeControl count N          add 1 to `launches` N times, each a compare-and-set (`update`),
 //                                  so that several processes counting at once lose no step
 //   BridgeControl beam NAME RANK   add an officer to the away team (a Codable value)
+//   BridgeControl migrate          run the app's migrations (once per domain, whoever runs them)
 //
 // Command-line defaults work as on macOS: `BridgeControl print -warpFactor 9`.
 // From another terminal: `defaults write com.example.BridgeControl warpFactor -float 7`, or
@@ -64,6 +65,14 @@ case "beam":
     try await bridgeDefaults.update(.awayTeam) { $0 + [Officer(name: arguments[1], rank: arguments[2])] }
     exit(bridgeDefaults.synchronize() ? 0 : 1)
 
+case "migrate":
+    // An older version kept the warp factor as `warpSpeed`, and the speed as a word.
+    let ran = try await bridgeDefaults.migrate([
+        .rename("warpSpeed", to: "warpFactor"),
+        .convert("speed") { $0 == "fast" ? 9 : $0 },
+    ])
+    for id in ran { say("ran: \(id)") }
+
 case "print":
     show("Bridge Control")
 
@@ -75,6 +84,6 @@ case nil, "watch":
     }
 
 default:
-    FileHandle.standardError.write(Data("usage: BridgeControl [watch | print | set KEY VALUE | count N | beam NAME RANK] [-key value ...]\n".utf8))
+    FileHandle.standardError.write(Data("usage: BridgeControl [watch | print | set KEY VALUE | count N | beam NAME RANK | migrate] [-key value ...]\n".utf8))
     exit(64)
 }

@@ -50,8 +50,8 @@ extension Float: DefaultsValue {
         guard value.isScalar else { return nil }
         self = Conversions.float(value)
     }
-    /// Not finite: refused when stored, as `set(_: Float, forKey:)` refuses it.
-    public var defaultsValue: PlistValue? { .real(Double(self)) }
+    /// Its decimal form's real (`12.34`). Not finite: refused when stored, as `set(_: Float, forKey:)` refuses it.
+    public var defaultsValue: PlistValue? { .real(isFinite ? PlistValue.realValue(of: self) : Double(self)) }
 }
 
 extension String: DefaultsValue {

@@ -16,7 +16,8 @@ enum PlistBridge {
         case let value as String: return .string(value)
         case let value as Int: return .integer(Int64(value))
         case let value as Double: return try real(value, path: path)
-        case let value as Float: return try real(Double(value), path: path)
+        // Its decimal form's real (`12.34`), as Foundation stores a `Float`; an infinity is refused.
+        case let value as Float: return try real(value.isFinite ? PlistValue.realValue(of: value) : Double(value), path: path)
         case let value as Date: return .date(value)
         case let value as Data: return .data(value)
         case let value as URL: return .string(urlString(value))

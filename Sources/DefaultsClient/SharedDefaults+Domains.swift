@@ -92,7 +92,9 @@ extension SharedDefaults {
             engine.logger.error("setPersistentDomain refused", metadata: ["domain": "\(domainName)"])
             return
         }
-        engine.edit(.replace(convert(domain, what: "setPersistentDomain")), of: name)
+        let values = convert(domain, what: "setPersistentDomain")
+        engine.edit(.replace(values), of: name)
+        announceOutsideSearchList(name, keys: Set(values.keys))
     }
 
     /// Removes every value of a stored domain, and its file.
@@ -102,6 +104,25 @@ extension SharedDefaults {
             return
         }
         engine.edit(.replace([:]), of: name)
+        announceOutsideSearchList(name, keys: [])
+    }
+
+    /// Foundation posts `didChangeNotification` at every `setPersistentDomain` and
+    /// `removePersistentDomain`, whatever the domain. A domain of this instance's search list is
+    /// posted by its change, as any change is; one outside it is posted here, once per call, on
+    /// the delivery queue after what came before.
+    private func announceOutsideSearchList(_ name: DomainName, keys: Set<String>) {
+        guard engine.record(of: view)?.searchList.includes(name) != true else { return }
+        let view = self.view
+        engine.cache.deliveryQueue.async {
+            guard let object = view.owner.withLock({ $0.object }) else { return }
+            NotificationCenter.default.post(
+                name: UserDefaults.didChangeNotification, object: object,
+                userInfo: [
+                    SharedDefaults.changedKeysKey: keys.sorted(), SharedDefaults.changedDomainKey: name.rawValue,
+                    SharedDefaults.changeOriginKey: ChangeOrigin.local,
+                ])
+        }
     }
 
     private func convert(_ dictionary: [String: Any], what: String) -> [String: PlistValue] {

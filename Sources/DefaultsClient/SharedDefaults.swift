@@ -1,6 +1,7 @@
 import DefaultsCore
 import Foundation
 import Logging
+import Synchronization
 
 /// Foundation's `UserDefaults`, backed by defaultsd: values shared between processes, and
 /// notifications when any process changes them.
@@ -46,6 +47,10 @@ public final class SharedDefaults: Sendable {
     let domain: DomainName
     let view = DefaultsView()
     let engine: Engine
+    /// What `withObservationTracking` learns typed reads from (``ObservationAnchor``).
+    let observationAnchor = ObservationAnchor()
+    /// Feeds every change along the search list to `observationAnchor`.
+    private let observationFeed = Mutex<DefaultsObservation?>(nil)
 
     /// An instance for `configuration.appDomain`. Instances for the same daemon share one
     /// connection, one cache and one registration domain.
@@ -80,6 +85,9 @@ public final class SharedDefaults: Sendable {
         engine.addView(
             view, searchList: SearchList(appDomain: domain, searchesArguments: true),
             volatile: [SharedDefaults.argumentDomain: ArgumentDomain.current])
+        let anchor = observationAnchor
+        let feed = observe { change in anchor.changed(change.keys) }
+        observationFeed.withLock { $0 = feed }
     }
 
     deinit { engine.removeView(view) }
@@ -172,7 +180,9 @@ public final class SharedDefaults: Sendable {
     }
 
     public func set(_ value: Int, forKey key: String) { setValue(.integer(Int64(value)), forKey: key) }
-    public func set(_ value: Float, forKey key: String) { set(Double(value), forKey: key) }
+    /// Stored as the real its decimal form stands for (`12.34`, not `12.34000015258789`), as
+    /// Foundation stores a `Float`.
+    public func set(_ value: Float, forKey key: String) { set(PlistValue.realValue(of: value), forKey: key) }
     /// A NaN or an infinity is refused and logged, as by ``setValue(_:forKey:)``.
     public func set(_ value: Double, forKey key: String) { setValue(.real(value), forKey: key) }
     public func set(_ value: Bool, forKey key: String) { setValue(.bool(value), forKey: key) }

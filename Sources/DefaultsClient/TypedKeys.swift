@@ -47,6 +47,8 @@ public final class Key<Value: Sendable>: Keys, @unchecked Sendable {
     let decode: @Sendable (PlistValue) throws -> Value
     let encode: @Sendable (Value) throws -> PlistValue?
     private let failureLogged = Atomic<Bool>(false)
+    /// The key's path for Swift's Observation (``ObservationAnchor``), made once.
+    let observationPath: KeyPath<ObservationAnchor, Int>
     /// The `SharedDefaults` (by identity) this key's default was last registered with: one
     /// comparison on every read, and registration happens once per instance in practice.
     let registeredWith = Atomic<Int>(0)
@@ -75,6 +77,7 @@ public final class Key<Value: Sendable>: Keys, @unchecked Sendable {
             guard (value as? any OptionalDefaultsValue)?.isNone == true else { throw NoPropertyListForm() }
             return nil
         }
+        self.observationPath = ObservationAnchor.path(of: name)
         super.init(name: name)
     }
 
@@ -84,6 +87,7 @@ public final class Key<Value: Sendable>: Keys, @unchecked Sendable {
         self.registeredDefault = registers ? (try? PlistValueEncoder().encode(defaultValue)) ?? nil : nil
         self.decode = { try PlistValueDecoder().decode(Value.self, from: $0) }
         self.encode = { try PlistValueEncoder().encode($0) }
+        self.observationPath = ObservationAnchor.path(of: name)
         super.init(name: name)
     }
 
@@ -121,6 +125,7 @@ extension SharedDefaults {
     public subscript<Value>(key: Key<Value>) -> Value {
         get {
             registerDefault(of: key)
+            observationAnchor.access(key.observationPath)
             return key.value(from: value(forKey: key.name)) { [engine] in engine.logger.error("\($0)") }
         }
         set {

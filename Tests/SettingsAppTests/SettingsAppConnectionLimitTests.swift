@@ -10,29 +10,45 @@ import Testing
 /// timeout, whether or not it ever sent a request, and past the cap a new connection waits,
 /// unserved, until one closes.
 @Suite struct SettingsAppConnectionLimitTests {
-    @Test func idleConnectionsAreClosedAndConnectionsPastTheCapWait() async throws {
+    /// The app, run as `defaultsd-settings` runs it, on a free port; the port, and the task to cancel.
+    func running(maximumConnections: Int, idleTimeout: Duration) async throws -> (port: Int, service: Task<Void, any Error>) {
         let server = SettingsServer(configuration: .init(
             port: 0, socketPath: "/nonexistent/defaultsd/socket", hosts: ["127.0.0.1"], schemaTool: nil,
-            maximumConnections: 2, idleTimeout: .seconds(8)))
+            maximumConnections: maximumConnections, idleTimeout: idleTimeout))
         let (ports, running) = AsyncStream.makeStream(of: Int.self)
         let application = server.application(host: "127.0.0.1", port: 0, onRunning: { running.yield($0) })
         let service = Task { try await application.runService(gracefulShutdownSignals: []) }
-        defer { service.cancel() }
-        let port = try #require(await ports.first { _ in true })
+        return (try #require(await ports.first { _ in true }), service)
+    }
 
+    /// Past the cap a new connection waits, accepted by the kernel into the backlog but unserved,
+    /// until one of those served closes.
+    @Test func aConnectionPastTheCapWaitsUntilOneCloses() async throws {
+        let (port, service) = try await running(maximumConnections: 2, idleTimeout: .seconds(600))
+        defer { service.cancel() }
         let first = try RawTCP(port: port)
         let second = try RawTCP(port: port)
         second.send("GET / HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n")
         #expect(await second.received(within: 30)?.hasPrefix("HTTP/1.1 ") == true, "served, then kept alive")
-        // Accepted by the kernel into the backlog, so its request is sent, but not served while
-        // the two connections hold the cap of two.
         let third = try RawTCP(port: port)
         third.send("GET / HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n")
         #expect(await third.received(within: 1) == "", "served while two connections held the cap of two")
-        #expect(await first.received(within: 30) == nil, "a connection that never sent a request is closed")
-        #expect(await second.received(within: 30) == nil, "a kept-alive connection with no request since is closed")
+        first.close()
         let answer = try #require(await third.received(within: 30))
         #expect(answer.hasPrefix("HTTP/1.1 "), "\(answer)")
+    }
+
+    /// A connection with nothing read or written for the idle timeout is closed, whether it
+    /// never sent a request or was kept alive after one.
+    @Test func idleConnectionsAreClosed() async throws {
+        let (port, service) = try await running(maximumConnections: 8, idleTimeout: .seconds(2))
+        defer { service.cancel() }
+        let silent = try RawTCP(port: port)
+        let keptAlive = try RawTCP(port: port)
+        keptAlive.send("GET / HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n")
+        #expect(await keptAlive.received(within: 30)?.hasPrefix("HTTP/1.1 ") == true)
+        #expect(await silent.received(within: 30) == nil, "a connection that never sent a request is closed")
+        #expect(await keptAlive.received(within: 30) == nil, "a kept-alive connection with no request since is closed")
     }
 }
 
@@ -51,12 +67,20 @@ private final class RawTCP: @unchecked Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
         }
         guard connected else {
-            close(fd)
+            Glibc.close(fd)
             throw POSIXError(.ECONNREFUSED)
         }
     }
 
-    deinit { close(fd) }
+    private var isOpen = true
+
+    func close() {
+        guard isOpen else { return }
+        isOpen = false
+        Glibc.close(fd)
+    }
+
+    deinit { close() }
 
     func send(_ text: String) {
         _ = text.withCString { Glibc.send(fd, $0, strlen($0), Int32(MSG_NOSIGNAL)) }

@@ -1,0 +1,69 @@
+import DefaultsCore
+import Foundation
+import Observation
+import Synchronization
+
+/// Where Swift's Observation framework learns which defaults a piece of code read: every typed
+/// read (`defaults[key]`, `@Default`) is an access to the key's path here, and every change of a
+/// key along the search list, whoever made it (this process, another one, a hand edit, managed
+/// preferences, roaming), is a mutation of it. So `withObservationTracking`, and SwiftUI-style
+/// observers built on it, are told when a default they read changes; no macro is needed.
+///
+/// Owned by one ``SharedDefaults``; its registrar is safe from any thread.
+final class ObservationAnchor: Observable, Sendable {
+    private let registrar = ObservationRegistrar()
+
+    /// One observable path per key: `\ObservationAnchor.[key: "warpFactor"]`.
+    subscript(key key: String) -> Int { 0 }
+
+    static func path(of key: String) -> KeyPath<ObservationAnchor, Int> { \ObservationAnchor.[key: key] }
+
+    @inline(__always)
+    func access(_ path: KeyPath<ObservationAnchor, Int>) { registrar.access(self, keyPath: path) }
+
+    func changed(_ keys: Set<String>) {
+        for key in keys { registrar.withMutation(of: self, keyPath: Self.path(of: key)) {} }
+    }
+}
+
+/// One change of a typed key, as Swift code receives it: the key, the value before and after
+/// (each the key's default while absent or undecodable), and who made it.
+public struct KeyChange<Value: Sendable>: Sendable {
+    public var key: String
+    public var oldValue: Value
+    public var newValue: Value
+    public var origin: ChangeOrigin
+}
+
+extension SharedDefaults {
+    /// Each change of the key's value along the search list, with the old and new value and its
+    /// origin, for as long as the stream is iterated. Keys may contain dots.
+    ///
+    /// ```swift
+    /// for await change in defaults.changes(of: .warp) {
+    ///     print("\(change.key): \(change.oldValue) → \(change.newValue) by \(change.origin)")
+    /// }
+    /// ```
+    public func changes<Value>(of key: Key<Value>) -> AsyncStream<KeyChange<Value>> {
+        registerDefault(of: key)
+        let view = self.view
+        let logger = engine.logger
+        let (stream, continuation) = AsyncStream.makeStream(of: KeyChange<Value>.self)
+        let last = Mutex(value(forKey: key.name))
+        let token = observe { change in
+            guard change.keys.contains(key.name) else { return }
+            // Read without waiting: the search list is loaded once a change has come.
+            let new = view.snapshot.withLock { $0.resolved[key.name] }
+            let old = last.withLock { old in
+                defer { old = new }
+                return old
+            }
+            guard old != new else { return }
+            continuation.yield(KeyChange(
+                key: key.name, oldValue: key.value(from: old) { logger.error("\($0)") },
+                newValue: key.value(from: new) { logger.error("\($0)") }, origin: change.origin))
+        }
+        continuation.onTermination = { _ in token.cancel() }
+        return stream
+    }
+}

@@ -1,0 +1,95 @@
+import DefaultsClient
+import DefaultsCore
+import DaemonTestSupport
+import Foundation
+import LocalServices
+import Observation
+import Testing
+
+/// A model a SwiftUI-style view observes: its properties are defaults.
+@Observable final class BridgeModel {
+    @ObservationIgnored let defaults: SharedDefaults
+    init(defaults: SharedDefaults) { self.defaults = defaults }
+    var warpFactor: Double {
+        get { defaults[.warp] }
+        set { defaults[.warp] = newValue }
+    }
+}
+
+/// Observation, change details and migrations, through the real daemon, with changes made by
+/// other processes (`defaults write`) and by hand edits.
+@Suite("Observation, change details and migrations", .serialized)
+struct ObservationAndMigrationTests {
+    static let domain = "com.example.observed"
+
+    /// `defaults` with this daemon, run to completion.
+    func defaultsCommand(_ daemon: DaemonProcess, _ arguments: String...) throws -> FinishedRun {
+        let binary = URL(fileURLWithPath: DaemonProcess.binary).deletingLastPathComponent().appendingPathComponent("defaults").path
+        return try FinishedRun.run(binary, arguments, environment: daemon.clientEnvironment)
+    }
+
+    /// Fires `onChange` once, the next time a default read in `read` changes.
+    func tracking(_ read: @escaping () -> Void) -> Recorder<Bool> {
+        let fired = Recorder<Bool>()
+        withObservationTracking(read) { fired.append(true) }
+        return fired
+    }
+
+    @Test func observationIsToldOfAnotherProcesssWriteAndOfAHandEdit() async throws {
+        let daemon = try DaemonProcess()
+        let defaults = SharedDefaults(configuration: configuration(daemon, appDomain: Self.domain))
+        await defaults.load()
+        #expect(defaults[.warp] == 5)
+
+        let byCommand = tracking { _ = defaults[.warp] }
+        let unrelated = tracking { _ = defaults[.launches] }
+        #expect(try defaultsCommand(daemon, "write", Self.domain, "warpFactor", "-float", "8").status == 0)
+        #expect(await byCommand.wait { !$0.isEmpty })
+        #expect(defaults[.warp] == 8)
+        #expect(unrelated.items.isEmpty, "a key not read is not reported")
+
+        // An @Observable model whose property is a default.
+        let model = BridgeModel(defaults: defaults)
+        let byEdit = tracking { _ = model.warpFactor }
+        let path = daemon.storagePath + "/\(Self.domain).plist"
+        try PropertyListFile.encode(["warpFactor": 9.5], format: .xml).write(to: URL(fileURLWithPath: path + ".new"))
+        #expect(rename(path + ".new", path) == 0)
+        #expect(await byEdit.wait { !$0.isEmpty })
+        #expect(model.warpFactor == 9.5)
+    }
+
+    @Test func eachChangeCarriesItsKeyOldAndNewValueAndOrigin() async throws {
+        let daemon = try DaemonProcess()
+        let defaults = SharedDefaults(configuration: configuration(daemon, appDomain: Self.domain))
+        await defaults.load()
+        let (changes, task) = Recorder.of(defaults.changes(of: .dotted))
+        defer { task.cancel() }
+        defaults[.dotted] = "fill"
+        let local = try await changes.first { _ in true }
+        #expect(local.key == "display.scale.mode" && local.oldValue == "fit" && local.newValue == "fill" && local.origin == .local)
+        #expect(try defaultsCommand(daemon, "write", Self.domain, "display.scale.mode", "stretch").status == 0)
+        let remote = try await changes.first { $0.newValue == "stretch" }
+        #expect(remote.oldValue == "fill")
+        guard case .remote(let writer) = remote.origin else {
+            Issue.record("origin \(remote.origin)")
+            return
+        }
+        #expect(writer.pid != getpid() && writer.pid > 0, "another process: \(writer)")
+    }
+
+    /// Ten processes of an app start at once, each running the same two migrations: each runs
+    /// once, the record says so, and the values are converted once.
+    @Test func aMigrationRacedByTenProcessesRunsOnce() async throws {
+        let daemon = try DaemonProcess()
+        _ = try rawRequest(daemon, #"{"op":"apply","domain":"com.example.migrated","set":{"warpSpeed":7,"speed":"fast"}}"#)
+        let processes = try (0..<10).map { _ in try BridgeControlProcess(daemon, ["migrate"], appDomain: "com.example.migrated") }
+        var ran = 0
+        for process in processes {
+            #expect(try await process.exitStatus(timeout: 120) == 0)
+            ran += process.lines.items.filter { $0.hasPrefix("ran: ") }.count
+        }
+        #expect(ran == 2, "each migration ran in exactly one process")
+        #expect(try rawRequest(daemon, #"{"op":"get","domain":"com.example.migrated"}"#)
+            == [#"{"ok":true,"value":{"defaultsd.migrations":["rename warpSpeed to warpFactor","convert speed"],"speed":9,"warpFactor":7},"generation":3}"#])
+    }
+}
