@@ -1,5 +1,6 @@
 import DefaultsClient
 import Foundation
+import Observation
 
 /// The app's defaults: `com.example.BridgeControl` on the daemon's default socket
 /// (`$DEFAULTSD_SOCKET` and `$DEFAULTSD_APP_DOMAIN` override them).
@@ -57,5 +58,20 @@ struct BridgeSettings {
             "Favorite alien:     \(shown(favoriteAlien))",
             "Away team:          \(awayTeam.isEmpty ? "(none)" : awayTeam.map { "\($0.rank) \($0.name)" }.joined(separator: ", "))",
         ]
+    }
+}
+
+/// The bridge as an `@Observable` model: its properties are defaults, so code that reads them
+/// inside `withObservationTracking` (a SwiftUI view, on platforms that have one) is told when any
+/// process changes them.
+@Observable final class BridgeModel {
+    var warpFactor: Double {
+        get { bridgeDefaults[.warpFactor] }
+        set { bridgeDefaults[.warpFactor] = newValue }
+    }
+
+    var awayTeam: [Officer] {
+        get { bridgeDefaults[.awayTeam] }
+        set { bridgeDefaults[.awayTeam] = newValue }
     }
 }

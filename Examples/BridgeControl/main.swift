@@ -8,12 +8,15 @@
 //                                  so that several processes counting at once lose no step
 //   BridgeControl beam NAME RANK   add an officer to the away team (a Codable value)
 //   BridgeControl migrate          run the app's migrations (once per domain, whoever runs them)
+//   BridgeControl observe          print the warp factor and the away team, then again whenever
+//                                  Observation says either changed (another process, a hand edit)
 //
 // Command-line defaults work as on macOS: `BridgeControl print -warpFactor 9`.
 // From another terminal: `defaults write com.example.BridgeControl warpFactor -float 7`, or
 //   echo '{"op":"set","domain":"com.example.BridgeControl","key":"warpFactor","value":7.0}' | socat - UNIX-CONNECT:$SOCK
 import DefaultsClient
 import Foundation
+import Observation
 
 /// Writes a line at once (a pipe would otherwise buffer it).
 func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
@@ -73,6 +76,18 @@ case "migrate":
     ])
     for id in ran { say("ran: \(id)") }
 
+case "observe":
+    let model = BridgeModel()
+    let (changed, signal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    while true {
+        withObservationTracking {
+            say("warp factor \(model.warpFactor); away team: \(model.awayTeam.map(\.name).joined(separator: ", "))")
+        } onChange: {
+            signal.yield()
+        }
+        for await _ in changed { break }
+    }
+
 case "print":
     show("Bridge Control")
 
@@ -84,6 +99,6 @@ case nil, "watch":
     }
 
 default:
-    FileHandle.standardError.write(Data("usage: BridgeControl [watch | print | set KEY VALUE | count N | beam NAME RANK | migrate] [-key value ...]\n".utf8))
+    FileHandle.standardError.write(Data("usage: BridgeControl [watch | print | set KEY VALUE | count N | beam NAME RANK | migrate | observe] [-key value ...]\n".utf8))
     exit(64)
 }

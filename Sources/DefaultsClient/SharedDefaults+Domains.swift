@@ -14,9 +14,14 @@ extension SharedDefaults {
     }
 
     /// Registers a typed key's default (``Key``): in the registration domain, as
-    /// ``register(defaults:)`` does.
+    /// ``register(defaults:)`` does, and with the daemon for this instance's domain, so that
+    /// `defaults read-effective` and the Settings app show it while this process runs.
     func registerTypedDefault(_ value: PlistValue, forKey key: String) {
-        engine.perform { state in ((), state.register([key: value])) }
+        let domain = self.domain
+        engine.perform { state in
+            state.outbox.append(.publishDefaults(domain, [key: value]))
+            return ((), state.register([key: value]))
+        }
     }
 
     /// Inserts a domain after the app domain (and earlier suites), before `NSGlobalDomain`, for

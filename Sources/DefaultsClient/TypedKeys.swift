@@ -85,7 +85,15 @@ public final class Key<Value: Sendable>: Keys, @unchecked Sendable {
     init(_ name: String, default defaultValue: Value, registers: Bool) where Value: Codable {
         self.defaultValue = defaultValue
         self.registeredDefault = registers ? (try? PlistValueEncoder().encode(defaultValue)) ?? nil : nil
-        self.decode = { try PlistValueDecoder().decode(Value.self, from: $0) }
+        // The last value decoded, by what it was decoded from: a read of an unchanged value costs
+        // one comparison of property-list values instead of a decode.
+        let lastDecoded = Mutex<(stored: PlistValue, value: Value)?>(nil)
+        self.decode = { stored in
+            if let last = lastDecoded.withLock({ $0 }), last.stored == stored { return last.value }
+            let value = try PlistValueDecoder().decode(Value.self, from: stored)
+            lastDecoded.withLock { $0 = (stored, value) }
+            return value
+        }
         self.encode = { try PlistValueEncoder().encode($0) }
         self.observationPath = ObservationAnchor.path(of: name)
         super.init(name: name)

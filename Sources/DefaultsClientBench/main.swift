@@ -69,6 +69,22 @@ guard client.synchronize(), client.integer(forKey: "warpFactor") == 5, foundatio
 }
 let bridged: UserDefaults = SharedUserDefaults(client)
 
+/// A Codable value, stored as its fields.
+struct BenchCrew: Codable, Sendable {
+    var captain: String
+    var officers: [String]
+}
+
+extension Keys {
+    static let benchWarp = Key<Int>("warpFactor", default: 0)
+    static let benchCrew = Key<BenchCrew>("crew", default: BenchCrew(captain: "", officers: []))
+}
+client[.benchCrew] = BenchCrew(captain: "Picard", officers: ["Riker", "Data", "Worf"])
+guard client.synchronize(), client[.benchWarp] == 5, client[.benchCrew].officers.count == 3 else {
+    FileHandle.standardError.write(Data("the typed benchmark data could not be stored\n".utf8))
+    exit(1)
+}
+
 // MARK: Timing
 
 @inline(never)
@@ -92,6 +108,8 @@ results.append(measure("`SharedDefaults.object(forKey:)`", rounds: rounds, itera
 results.append(measure("`SharedDefaults.integer(forKey:)`", rounds: rounds, iterations: iterations) { client.integer(forKey: key) })
 results.append(measure("`SharedDefaults.value(forKey:)` (`PlistValue`)", rounds: rounds, iterations: iterations) { client.value(forKey: key) == nil ? 0 : 1 })
 results.append(measure("`SharedDefaults.object(forKey:)`, absent key", rounds: rounds, iterations: iterations) { client.object(forKey: missing) == nil ? 0 : 1 })
+results.append(measure("typed key, `defaults[.warp]` (`Key<Int>`)", rounds: rounds, iterations: iterations) { client[.benchWarp] })
+results.append(measure("typed key of a `Codable` struct (`Key<Crew>`: 2 fields, 3 officers), an unchanged value decoded once", rounds: rounds, iterations: max(iterations / 20, 1000)) { client[.benchCrew].officers.count })
 results.append(measure("`SharedUserDefaults.object(forKey:)` through a `UserDefaults`", rounds: rounds, iterations: iterations) { bridged.object(forKey: key) == nil ? 0 : 1 })
 results.append(measure("Foundation `UserDefaults.object(forKey:)`", rounds: rounds, iterations: foundationIterations) { foundation.object(forKey: key) == nil ? 0 : 1 })
 results.append(measure("Foundation `UserDefaults.integer(forKey:)`", rounds: rounds, iterations: foundationIterations) { foundation.integer(forKey: key) })

@@ -2,6 +2,7 @@ import DefaultsCore
 import DaemonTestSupport
 import Foundation
 import LineSocket
+import Synchronization
 import Testing
 
 /// The `defaults` binary against a real daemon: output, errors and exit codes, golden.
@@ -137,6 +138,42 @@ import Testing
         #expect(clash.message == "Value for key map is not an array; cannot append.  Leaving defaults unchanged.\n")
         let clash2 = try run(daemon, "write", "com.add", "list", "-dict-add", "k", "v")
         #expect(clash2.message == "Value for key list is not a dictionary; cannot append.  Leaving defaults unchanged.\n")
+    }
+
+    /// `-expect` and `-expect-absent` make a write compare-and-set: refused, with the value found,
+    /// when the key holds something else.
+    @Test func writeWithExpectIsCompareAndSet() throws {
+        let daemon = try DaemonProcess()
+        #expect(try run(daemon, "write", "com.cas", "count", "-int", "1", "-expect-absent").status == 0)
+        #expect(try run(daemon, "write", "com.cas", "count", "-int", "2", "-expect", "-int", "1").status == 0)
+        let stale = try run(daemon, "write", "com.cas", "count", "-int", "3", "-expect", "-int", "1")
+        #expect(stale.status == 1)
+        #expect(stale.message == "Could not write domain com.cas; exiting (conflict: count is 2, not 1; nothing changed)\n")
+        #expect(try run(daemon, "read", "com.cas", "count").out == "2\n")
+    }
+
+    /// `-array-add` reads, appends and writes only if nobody wrote in between, building again on
+    /// another writer's value: two processes adding 40 elements each, at once, leave 80.
+    @Test func arrayAddRacedByTwoProcessesLosesNothing() throws {
+        let daemon = try DaemonProcess()
+        let group = DispatchGroup()
+        let failures = Mutex(0)
+        for writer in ["a", "b"] {
+            DispatchQueue.global().async(group: group) {
+                for index in 0..<40 {
+                    let status = (try? Self.run(daemon, ["write", "com.race", "list", "-array-add", "\(writer)\(index)"]).status) ?? -1
+                    if status != 0 { failures.withLock { $0 += 1 } }
+                }
+            }
+        }
+        group.wait()
+        #expect(failures.withLock { $0 } == 0)
+        let answer = try JSONParser.parse(try daemon.connect().request(#"{"op":"get","domain":"com.race","key":"list"}"#))
+        guard case .array(let elements)? = answer["value"] else {
+            Issue.record("\(answer)")
+            return
+        }
+        #expect(elements.count == 80)
     }
 
     @Test func errorsUseMacOSWordingAndExitCodes() throws {

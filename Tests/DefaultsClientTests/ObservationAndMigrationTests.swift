@@ -92,4 +92,47 @@ struct ObservationAndMigrationTests {
         #expect(try rawRequest(daemon, #"{"op":"get","domain":"com.example.migrated"}"#)
             == [#"{"ok":true,"value":{"defaultsd.migrations":["rename warpSpeed to warpFactor","convert speed"],"speed":9,"warpFactor":7},"generation":3}"#])
     }
+
+    /// The example's `@Observable` model, in its own process, is told of a change made by
+    /// `defaults write` in another, and of a Codable value another process added.
+    @Test func theExamplesObservableModelSeesOtherProcessesChanges() async throws {
+        let daemon = try DaemonProcess()
+        let observer = try BridgeControlProcess(daemon, ["observe"])
+        _ = try await observer.lines.first { $0 == "warp factor 5.0; away team: " }
+        #expect(try defaultsCommand(daemon, "write", "com.example.BridgeControl", "warpFactor", "-float", "8").status == 0)
+        _ = try await observer.lines.first { $0 == "warp factor 8.0; away team: " }
+        let beam = try BridgeControlProcess(daemon, ["beam", "Riker", "Commander"])
+        #expect(try await beam.exitStatus() == 0)
+        _ = try await observer.lines.first { $0 == "warp factor 8.0; away team: Riker" }
+        #expect(try rawRequest(daemon, #"{"op":"get","domain":"com.example.BridgeControl","key":"awayTeam"}"#).first?
+            .hasPrefix(#"{"ok":true,"value":[{"name":"Riker","rank":"Commander"}]"#) == true)
+    }
+
+    /// A typed key's default is registered with the daemon for the app's domain while the app
+    /// runs: `defaults read-effective` shows it, and no longer once the app has stopped.
+    @Test func aRunningAppsKeyDefaultsShowInReadEffective() async throws {
+        let daemon = try DaemonProcess()
+        _ = try rawRequest(daemon, #"{"op":"set","domain":"com.example.BridgeControl","key":"officer","value":"Picard"}"#)
+        let app = try BridgeControlProcess(daemon, ["observe"])
+        _ = try await app.lines.first { $0.hasPrefix("warp factor 5.0") }
+        let shown = try defaultsCommand(daemon, "read-effective", "com.example.BridgeControl")
+        #expect(shown.output == """
+            {
+                awayTeam =     (
+                );  // registration
+                officer = Picard;  // user
+                warpFactor = 5;  // registration
+            }
+
+            """, "\(shown.output) \(shown.errors)")
+        app.process.terminate()
+        _ = try await app.exitStatus()
+        // The daemon forgets them when the connection ends, which it learns as the process exits.
+        var after = try defaultsCommand(daemon, "read-effective", "com.example.BridgeControl").output
+        for _ in 0..<100 where after.contains("registration") {
+            try await Task.sleep(for: .milliseconds(20))
+            after = try defaultsCommand(daemon, "read-effective", "com.example.BridgeControl").output
+        }
+        #expect(after == "{\n    officer = Picard;  // user\n}\n")
+    }
 }

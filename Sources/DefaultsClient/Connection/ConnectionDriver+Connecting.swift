@@ -59,6 +59,9 @@ extension ConnectionDriver {
         failuresInARow = 0
         retryDelay = configuration.reconnectDelay.lowerBound
         send(Requests.hello(client: configuration.clientName, appDomain: configuration.appDomain), expecting: .hello, on: channel)
+        for (domain, values) in published.sorted(by: { $0.key < $1.key }) {
+            send(Requests.register(values, for: domain), expecting: .register, on: channel)
+        }
         if !domains.isEmpty { sendLoads(domains, on: channel) }
         sent = 0
         sendQueued(on: channel)

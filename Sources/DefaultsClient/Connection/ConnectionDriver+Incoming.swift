@@ -31,6 +31,9 @@ extension ConnectionDriver {
         case .subscribe:
             if let error { logger.warning("subscribe refused", metadata: ["error": "\(error)"]) }
 
+        case .register:
+            if let error { logger.warning("registering defaults refused", metadata: ["error": "\(error)"]) }
+
         case .get(let domain, let origin):
             awaitingGet.remove(domain)
             guard error == nil, case .object(let members)? = json["value"], case .integer(let generation)? = json["generation"] else {

@@ -63,6 +63,7 @@ final class ConnectionDriver {
     /// What the next response answers.
     enum Expectation {
         case hello
+        case register
         case subscribe
         /// Changes found in the answer are announced with `origin`.
         case get(DomainName, origin: ChangeOrigin)
@@ -94,6 +95,8 @@ final class ConnectionDriver {
     /// Every domain loaded so far, in the order first asked for.
     var domains: [DomainName] = []
     var known: Set<DomainName> = []
+    /// The defaults this process registered per domain with the daemon, sent on each connection.
+    var published: [DomainName: [String: PlistValue]] = [:]
     /// Domains whose `get` is on its way: their events are older than the answer and are dropped.
     var awaitingGet: Set<DomainName> = []
     var retryDelay: Duration
@@ -151,6 +154,11 @@ final class ConnectionDriver {
                 }
             case .checkWaiters:
                 someoneWaits = true
+            case .publishDefaults(let domain, let values):
+                published[domain, default: [:]].merge(values) { _, new in new }
+                if case .connected(let channel) = phase {
+                    send(Requests.register(values, for: domain), expecting: .register, on: channel)
+                }
             }
         }
         switch phase {

@@ -11,6 +11,16 @@ enum Requests {
         }
     }
 
+    /// Registers defaults for `domain`: in this connection's registration domain, and shown to
+    /// other clients as the domain's registered defaults while the connection lasts.
+    static func register(_ values: [String: PlistValue], for domain: DomainName) -> [UInt8] {
+        line { writer in
+            writer.operation(.register)
+            writer.domain(domain)
+            writer.key("defaults"); writer.dictionary(values)
+        }
+    }
+
     /// Subscribes to `domains`, all of the variant `host` names (one `host` per request).
     static func subscribe(_ domains: [DomainName], host: DomainName.Host) -> [UInt8] {
         line { writer in

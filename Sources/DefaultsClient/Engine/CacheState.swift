@@ -198,6 +198,9 @@ enum OutboxItem: Sendable {
     case synchronize(Ticket)
     /// A caller started waiting for loads: release it at once if the daemon is unreachable.
     case checkWaiters
+    /// Typed keys' defaults, registered with the daemon for the domain, so that other clients
+    /// (`defaults read-effective`, the Settings app) show them; sent again on every connection.
+    case publishDefaults(DomainName, [String: PlistValue])
 }
 
 /// A caller waiting for the first load of its search list.

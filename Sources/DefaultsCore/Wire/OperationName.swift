@@ -9,7 +9,7 @@
 /// ```
 public enum OperationName: String, CaseIterable, Sendable {
     case get, set, ping, hello, remove, apply, lookup, subscribe, unsubscribe, synchronize
-    case register, domains, replaceDomain, deleteDomain, export, `import`, stats
+    case register, registeredDefaults, domains, replaceDomain, deleteDomain, export, `import`, stats
     case bundleDefaults, describeBundle, registerBundle, listBundles
 
     /// The operation a request names; nil for a name the protocol does not have (the caller

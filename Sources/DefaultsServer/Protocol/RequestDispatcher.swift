@@ -146,7 +146,15 @@ struct RequestDispatcher {
         case .register:
             let defaults = try request.keyedValues("defaults")
             session.registration.merge(defaults) { _, new in new }
+            if request.has("domain") {
+                let domain = try session.anyHostDomain(of: request)
+                server.registeredDefaults[domain, default: [:]][session.id, default: [:]].merge(defaults) { _, new in new }
+            }
             return Reply([("count", .integer(Int64(session.registration.count)))])
+
+        case .registeredDefaults:
+            let domain = try session.anyHostDomain(of: request)
+            return Reply([("values", .values(server.registeredDefaults(of: domain)))])
 
         case .lookup:
             let key = try request.key()

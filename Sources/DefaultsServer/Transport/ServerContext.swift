@@ -1,3 +1,4 @@
+import DefaultsCore
 import FoundationEssentials
 import Glibc
 import Logging
@@ -33,6 +34,28 @@ final class ServerContext {
     private var nextConnectionID: UInt64 = 1
     /// Open client channels, so shutdown can close them after the final flush.
     var channels: [UInt64: Channel] = [:]
+    /// The defaults each connection registered for a domain it named (`register` with
+    /// `domain`): an app's registration domain, shown to the other clients (`defaults
+    /// read-effective`, the Settings app) while the app is connected.
+    var registeredDefaults: [DomainName: [UInt64: [String: PlistValue]]] = [:]
+
+    /// The defaults registered for `domain` by the connections open now; where two register a
+    /// key, the newer connection's value.
+    func registeredDefaults(of domain: DomainName) -> [String: PlistValue] {
+        var values: [String: PlistValue] = [:]
+        for (_, registered) in (registeredDefaults[domain] ?? [:]).sorted(by: { $0.key < $1.key }) {
+            values.merge(registered) { _, newer in newer }
+        }
+        return values
+    }
+
+    /// Forgets what a closed connection registered.
+    func forgetRegistrations(of connection: UInt64) {
+        for domain in registeredDefaults.keys {
+            registeredDefaults[domain]?[connection] = nil
+            if registeredDefaults[domain]?.isEmpty == true { registeredDefaults[domain] = nil }
+        }
+    }
 
     init(
         store: DefaultsStore, notifier: Notifier, bundles: InstalledBundles, outside: OutsideChanges? = nil,

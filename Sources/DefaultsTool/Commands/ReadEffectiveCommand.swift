@@ -37,8 +37,8 @@ extension Command {
         .dictionary(["value": found.value, "layer": .string(found.layer)])
     }
 
-    /// How `read-effective` names a layer. Registration defaults never show: each app registers
-    /// its own, on its own connection.
+    /// How `read-effective` names a layer. The registration defaults shown are those the
+    /// domain's running apps registered for it (typed keys' defaults), last.
     private static func label(_ layer: SearchList.Layer) -> String {
         switch layer {
         case .managed: "managed"
@@ -65,6 +65,8 @@ extension Command {
                 }
             for (key, value) in values where effective[key] == nil { effective[key] = (value, Command.label(layer)) }
         }
+        let registered = try Command.values(try client.call(.registeredDefaults) { $0.domain(domain) }["values"])
+        for (key, value) in registered where effective[key] == nil { effective[key] = (value, Command.label(.registration)) }
         return effective
     }
 

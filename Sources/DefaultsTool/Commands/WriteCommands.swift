@@ -23,40 +23,78 @@ extension Command {
             return
         }
         let key = rest[0]
-        let request = try ValueArguments.parse(Array(rest.dropFirst()))
+        var valueArguments = Array(rest.dropFirst())
+        // `-expect <value>` or `-expect-absent`: compare-and-set, refused with `conflict` when the
+        // key holds something else.
+        var expected: PlistValue??
+        if let at = valueArguments.firstIndex(of: "-expect") {
+            guard case .set(let value) = try ValueArguments.parse(Array(valueArguments[(at + 1)...])) else { throw ToolError.usage }
+            expected = .some(value)
+            valueArguments.removeSubrange(at...)
+        } else if valueArguments.last == "-expect-absent" {
+            expected = .some(nil)
+            valueArguments.removeLast()
+        }
+        let request = try ValueArguments.parse(valueArguments)
         let client = try connect()
-        let newValue: PlistValue
-        switch request {
-        case .set(let value):
-            newValue = value
-        case .arrayAdd(let elements):
-            switch try client.value(of: domain.domain, key: key) {
-            case nil: newValue = .array(elements)
-            case .array(let existing)?: newValue = .array(existing + elements)
-            default: throw ToolError.failure("Value for key \(key) is not an array; cannot append.  Leaving defaults unchanged.")
+        // Each attempt reads what it builds on, and writes only if that is still there: an
+        // `-array-add` or `-dict-add` raced by another writer is built again on the new value.
+        for _ in 0..<100 {
+            let current = try client.value(of: domain.domain, key: key)
+            let newValue: PlistValue
+            switch request {
+            case .set(let value):
+                newValue = value
+            case .arrayAdd(let elements):
+                switch current {
+                case nil: newValue = .array(elements)
+                case .array(let existing)?: newValue = .array(existing + elements)
+                default: throw ToolError.failure("Value for key \(key) is not an array; cannot append.  Leaving defaults unchanged.")
+                }
+            case .dictionaryAdd(let members):
+                switch current {
+                case nil: newValue = .dictionary(members)
+                case .dictionary(let existing)?: newValue = .dictionary(existing.merging(members) { $1 })
+                default: throw ToolError.failure("Value for key \(key) is not a dictionary; cannot append.  Leaving defaults unchanged.")
+                }
             }
-        case .dictionaryAdd(let members):
-            switch try client.value(of: domain.domain, key: key) {
-            case nil: newValue = .dictionary(members)
-            case .dictionary(let existing)?: newValue = .dictionary(existing.merging(members) { $1 })
-            default: throw ToolError.failure("Value for key \(key) is not a dictionary; cannot append.  Leaving defaults unchanged.")
+            let precondition: PlistValue?? = if case .set = request { expected } else { .some(current) }
+            do {
+                try perform(domain) {
+                    guard let precondition else {
+                        try client.call(.set) { w in
+                            w.domain(domain.domain)
+                            w.key("key"); w.string(key)
+                            w.key("value"); w.value(newValue)
+                        }
+                        return
+                    }
+                    try client.call(.apply) { w in
+                        w.domain(domain.domain)
+                        w.key("set"); w.dictionary([key: newValue])
+                        w.key("expect"); w.beginObject(); w.key(key)
+                        if let precondition { w.value(precondition) } else { w.null() }
+                        w.endObject()
+                    }
+                }
+                return
+            } catch let conflict as ConflictRefusal {
+                // Another writer came first: an add builds on what it wrote; an `-expect` fails.
+                if expected != nil { throw conflict.failure }
             }
         }
-        try perform(domain) {
-            try client.call(.set) { w in
-                w.domain(domain.domain)
-                w.key("key"); w.string(key)
-                w.key("value"); w.value(newValue)
-            }
-        }
+        throw ToolError.failure("Could not write domain \(domain.displayName); exiting (\(key) kept changing)")
     }
 
-    /// Runs a write; the daemon's refusal becomes macOS's message, with the daemon's reason after it.
+    /// Runs a write; the daemon's refusal becomes macOS's message, with the daemon's reason after
+    /// it. A `conflict` is thrown as ``ConflictRefusal``, for the caller to build on the new value.
     private func perform(_ domain: DomainArgument, _ body: () throws -> Void) throws {
         do {
             try body()
         } catch let refusal as DaemonClient.Refusal {
-            throw ToolError.failure("Could not write domain \(domain.displayName); exiting (\(refusal.code): \(refusal.message))")
+            let failure = ToolError.failure("Could not write domain \(domain.displayName); exiting (\(refusal.code): \(refusal.message))")
+            if refusal.code == DefaultsError.Code.conflict.rawValue { throw ConflictRefusal(failure: failure) }
+            throw failure
         }
     }
 
@@ -153,4 +191,9 @@ extension Command {
             throw ToolError.failure("Could not write every change to disk: \(refusal.message)")
         }
     }
+}
+
+/// A write refused because its precondition did not hold; `failure` is what the person reads.
+struct ConflictRefusal: Error {
+    let failure: ToolError
 }
