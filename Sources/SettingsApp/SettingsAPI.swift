@@ -102,7 +102,8 @@ struct SettingsAPI: Sendable {
     }
 
     /// A domain's keys with their types, for the plain editor. Keys a bundle marks secure are
-    /// listed as set, without their value; keys an administrator forces are marked.
+    /// listed as set, without their value; keys an administrator forces are marked; the defaults
+    /// the domain's running apps registered follow, for keys that hold no value (`registered`).
     func plainDomain(_ domain: String) async throws -> JSON {
         let answer = try await ask(.request(.get, ["domain": .string(domain)]))
         let secret = try await secureKeys(of: domain)
@@ -124,6 +125,19 @@ struct SettingsAPI: Sendable {
                     entry["editable"] = .bool(!forced.contains(key))
                 }
                 keys.append(.object(entry))
+            }
+        }
+        // The defaults the domain's running apps registered (typed keys' defaults), for keys
+        // that hold no value: shown as the app's default, which a change turns into a value.
+        let stored: Set<String> = if case .object(let members)? = answer["value"] { Set(members.keys) } else { [] }
+        if case .object(let registered)? = try await ask(.request(.registeredDefaults, ["domain": .string(domain)]))["values"] {
+            for (key, value) in registered.sorted(by: { $0.key < $1.key }) where !stored.contains(key) && !secret.contains(key) {
+                let plain = PlainValue(wire: value)
+                keys.append([
+                    "key": .string(key), "type": .string(plain.type), "text": .string(plain.text),
+                    "editable": .bool(plain.isScalar && !forced.contains(key)), "forced": .bool(forced.contains(key)),
+                    "secret": false, "registered": true,
+                ])
             }
         }
         var page: [String: JSON] = ["domain": .string(domain), "keys": .array(keys), "types": .array(PlainValue.types.map(JSON.string))]

@@ -100,6 +100,26 @@ import Testing
         }
     }
 
+    /// The defaults a running app registered for its domain follow its stored keys, marked
+    /// `registered`, for keys that hold no value; they go when the app does.
+    @Test func aRunningAppsRegisteredDefaultsAreListed() async throws {
+        let daemon = try DaemonProcess()
+        let app = try daemon.connect()
+        #expect(try app.request(#"{"op":"set","domain":"com.example.plain","key":"volume","value":3}"#) == #"{"ok":true,"generation":1}"#)
+        #expect(try app.request(#"{"op":"register","domain":"com.example.plain","defaults":{"volume":7,"theme":"dark"}}"#) == #"{"ok":true,"count":2}"#)
+        try await withRoutes(over: daemon) { client in
+            try await client.execute(uri: "/api/domains/com.example.plain", method: .get) { response in
+                #expect(response.status == .ok)
+                let answer = try JSONParser.parse(Array(response.body.readableBytesView))
+                #expect(answer["keys"] == [
+                    ["key": "volume", "type": "integer", "editable": true, "forced": false, "secret": false, "text": "3"],
+                    ["key": "theme", "type": "string", "text": "dark", "editable": true, "forced": false, "secret": false, "registered": true],
+                ], "\(answer)")
+            }
+        }
+        _ = app
+    }
+
     /// A domain GSettings programs keep here shows its schema (from `defaultsd-schema`, as `make
     /// gsettings-backend` builds it), and a value outside the schema is refused with the reason.
     @Test(.enabled(if: SettingsRouteTests.schemaToolIsBuilt, "needs `make gsettings-backend` and gsettings-desktop-schemas"))

@@ -44,7 +44,8 @@ export async function renderPlain(domain) {
     return element("div", { class: "row", id, "data-key": entry.key, "data-type": entry.type },
       element("span", { class: "title key" }, entry.key), element("span", { class: "type" }, entry.type), editor,
       entry.forced ? element("div", { class: "marks" }, words.administrator) : null,
-      entry.forced ? null : element("button", { class: "delete", type: "button", "aria-label": words.deleteKey(entry.key),
+      entry.registered ? element("div", { class: "marks" }, words.appDefault) : null,
+      entry.forced || entry.registered ? null : element("button", { class: "delete", type: "button", "aria-label": words.deleteKey(entry.key),
         onclick: () => change(`/api/domains/${encodeURIComponent(domain)}/keys/delete`, { key: entry.key }, errorId) }, words.delete),
       tree);
   });
