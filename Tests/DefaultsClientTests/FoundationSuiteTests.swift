@@ -13,12 +13,10 @@ struct FoundationSuiteTests {
         SharedUserDefaults(SharedDefaults(configuration: configuration(daemon, appDomain: "org.swift.Foundation.Tests")))
     }
 
-    @Test func registeredDefaultsAreReadAsEveryType() throws {
-        let daemon = try DaemonProcess()
-        let defaults = defaults(daemon)
+    /// The suite's cases that it runs both registered and set: a value, and how it must read back.
+    static var casesOfBothKinds: [(Any, (UserDefaults) -> Bool)] {
         let bytes: [UInt8] = [0, 1, 2, 3, 4]
-        let cases: [(Any, (UserDefaults) -> Bool)] = [
-            (5, { $0.integer(forKey: "key1") == 5 }),
+        return [
             ("hello" as NSString, { $0.string(forKey: "key1") == "hello" }),
             ("hello", { $0.string(forKey: "key1") == "hello" }),
             (NSURL(fileURLWithPath: "/hello/world"), { $0.url(forKey: "key1") == URL(fileURLWithPath: "/hello/world") }),
@@ -27,8 +25,14 @@ struct FoundationSuiteTests {
             (Data(bytes), { $0.data(forKey: "key1") == Data(bytes) }),
             ("YES", { $0.bool(forKey: "key1") == true }),
             ("1234", { $0.integer(forKey: "key1") == 1234 }),
-            ("12.34", { $0.double(forKey: "key1") == 12.34 }),
         ]
+    }
+
+    @Test func registeredDefaultsAreReadAsEveryType() throws {
+        let daemon = try DaemonProcess()
+        let defaults = defaults(daemon)
+        let cases: [(Any, (UserDefaults) -> Bool)] = [(5, { $0.integer(forKey: "key1") == 5 })] + Self.casesOfBothKinds
+            + [("12.34", { $0.double(forKey: "key1") == 12.34 })]
         for (index, (registered, check)) in cases.enumerated() {
             defaults.register(defaults: ["key1": registered])
             defaults.removeObject(forKey: "key1")
@@ -39,16 +43,7 @@ struct FoundationSuiteTests {
     @Test func setValuesAreReadAsEveryType() throws {
         let daemon = try DaemonProcess()
         let defaults = defaults(daemon)
-        let bytes: [UInt8] = [0, 1, 2, 3, 4]
-        let cases: [(Any, (UserDefaults) -> Bool)] = [
-            ("hello" as NSString, { $0.string(forKey: "key1") == "hello" }),
-            ("hello", { $0.string(forKey: "key1") == "hello" }),
-            (NSURL(fileURLWithPath: "/hello/world"), { $0.url(forKey: "key1") == URL(fileURLWithPath: "/hello/world") }),
-            (URL(fileURLWithPath: "/hello/world"), { $0.url(forKey: "key1") == URL(fileURLWithPath: "/hello/world") }),
-            (NSData(bytes: bytes, length: bytes.count), { $0.data(forKey: "key1") == Data(bytes) }),
-            (Data(bytes), { $0.data(forKey: "key1") == Data(bytes) }),
-            ("YES", { $0.bool(forKey: "key1") == true }),
-            ("1234", { $0.integer(forKey: "key1") == 1234 }),
+        let cases: [(Any, (UserDefaults) -> Bool)] = Self.casesOfBothKinds + [
             (true, { $0.float(forKey: "key1") == 1 }),
             (42, { $0.float(forKey: "key1") == 42 }),
             (12.34, { $0.float(forKey: "key1") == 12.34 }),
