@@ -22,12 +22,6 @@ import Testing
 struct ObservationAndMigrationTests {
     static let domain = "com.example.observed"
 
-    /// `defaults` with this daemon, run to completion.
-    func defaultsCommand(_ daemon: DaemonProcess, _ arguments: String...) throws -> FinishedRun {
-        let binary = URL(fileURLWithPath: DaemonProcess.binary).deletingLastPathComponent().appendingPathComponent("defaults").path
-        return try FinishedRun.run(binary, arguments, environment: daemon.clientEnvironment)
-    }
-
     /// Fires `onChange` once, the next time a default read in `read` changes.
     func tracking(_ read: @escaping () -> Void) -> Recorder<Bool> {
         let fired = Recorder<Bool>()

@@ -3,6 +3,7 @@ import DefaultsCore
 import DaemonTestSupport
 import Foundation
 import LineSocket
+import LocalServices
 import Synchronization
 import Testing
 
@@ -118,6 +119,12 @@ func configuration(_ daemon: DaemonProcess, appDomain: String = "com.example.Bri
         socketPath: daemon.socketPath, appDomain: appDomain, clientName: "DefaultsClientTests",
         loadTimeout: .seconds(10), synchronizeTimeout: .seconds(10),
         reconnectDelay: .milliseconds(10) ... .milliseconds(200))
+}
+
+/// `defaults` with this daemon, run to completion: another process, as a person runs it.
+func defaultsCommand(_ daemon: DaemonProcess, _ arguments: String...) throws -> FinishedRun {
+    let binary = URL(fileURLWithPath: DaemonProcess.binary).deletingLastPathComponent().appendingPathComponent("defaults").path
+    return try FinishedRun.run(binary, arguments, environment: daemon.clientEnvironment)
 }
 
 /// A raw protocol connection: another client of the daemon, written to line by line.

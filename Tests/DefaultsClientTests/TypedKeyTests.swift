@@ -2,11 +2,17 @@ import DefaultsClient
 import DefaultsCore
 import DaemonTestSupport
 import Foundation
+import LocalServices
 import Testing
+
+struct CrewMember: Codable, Sendable, Equatable {
+    var name: String
+    var rank: Int
+}
 
 struct Crew: Codable, Sendable, Equatable {
     var captain: String
-    var officers: [String]
+    var officers: [CrewMember]
     var commissioned: Date?
 }
 
@@ -40,23 +46,43 @@ struct TypedKeyTests {
     @Test func aCodableValueIsStoredAsItsFields() async throws {
         let daemon = try DaemonProcess()
         let defaults = SharedDefaults(configuration: configuration(daemon, appDomain: "com.example.typed"))
-        let crew = Crew(captain: "Picard", officers: ["Riker", "Data"], commissioned: Date(timeIntervalSince1970: 1_700_000_000))
+        let crew = Crew(
+            captain: "Picard", officers: [CrewMember(name: "Riker", rank: 3), CrewMember(name: "Data", rank: 2)],
+            commissioned: Date(timeIntervalSince1970: 1_700_000_000))
         defaults[.crew] = crew
         #expect(defaults[.crew] == crew)
         #expect(defaults.synchronize())
         #expect(try rawRequest(daemon, #"{"op":"get","domain":"com.example.typed","key":"crew"}"#)
-            == [#"{"ok":true,"value":{"captain":"Picard","commissioned":{"$date":"2023-11-14T22:13:20Z"},"officers":["Riker","Data"]},"generation":1}"#])
+            == [#"{"ok":true,"value":{"captain":"Picard","commissioned":{"$date":"2023-11-14T22:13:20Z"},"officers":[{"name":"Riker","rank":3},{"name":"Data","rank":2}]},"generation":1}"#])
+        // As `defaults read` prints it: real fields, not a JSON string.
+        #expect(try defaultsCommand(daemon, "read", "com.example.typed", "crew").output == """
+            {
+                captain = Picard;
+                commissioned = "2023-11-14 22:13:20 +0000";
+                officers =     (
+                            {
+                        name = Riker;
+                        rank = 3;
+                    },
+                            {
+                        name = Data;
+                        rank = 2;
+                    }
+                );
+            }
+
+            """)
 
         // A hand edit of one field reaches the typed value.
         let path = daemon.storagePath + "/com.example.typed.plist"
         var file = try PropertyListFile.decode(Data(contentsOf: URL(fileURLWithPath: path)))
-        file["crew"] = ["captain": "Janeway", "officers": ["Chakotay"]]
+        file["crew"] = ["captain": "Janeway", "officers": [["name": "Chakotay", "rank": 3]]]
         try PropertyListFile.encode(file, format: .xml).write(to: URL(fileURLWithPath: path + ".new"))
         let (values, task) = Recorder.of(defaults.values(of: .crew))
         defer { task.cancel() }
         #expect(rename(path + ".new", path) == 0)
         let edited = try await values.first { $0.captain == "Janeway" }
-        #expect(edited == Crew(captain: "Janeway", officers: ["Chakotay"], commissioned: nil))
+        #expect(edited == Crew(captain: "Janeway", officers: [CrewMember(name: "Chakotay", rank: 3)], commissioned: nil))
 
         // An old shape (a plain string) reads as the default, never traps.
         _ = try rawRequest(daemon, #"{"op":"set","domain":"com.example.typed","key":"crew","value":"Picard"}"#)
