@@ -10,6 +10,7 @@ import Synchronization
 /// observers built on it, are told when a default they read changes; no macro is needed.
 ///
 /// Owned by one ``SharedDefaults``; its registrar is safe from any thread.
+@usableFromInline
 final class ObservationAnchor: Observable, Sendable {
     private let registrar = ObservationRegistrar()
 
@@ -18,7 +19,7 @@ final class ObservationAnchor: Observable, Sendable {
 
     static func path(of key: String) -> KeyPath<ObservationAnchor, Int> { \ObservationAnchor.[key: key] }
 
-    @inline(__always)
+    @usableFromInline
     func access(_ path: KeyPath<ObservationAnchor, Int>) { registrar.access(self, keyPath: path) }
 
     func changed(_ keys: Set<String>) {
@@ -47,10 +48,9 @@ extension SharedDefaults {
     public func changes<Value>(of key: Key<Value>) -> AsyncStream<KeyChange<Value>> {
         registerDefault(of: key)
         let view = self.view
-        let logger = engine.logger
         let (stream, continuation) = AsyncStream.makeStream(of: KeyChange<Value>.self)
         let last = Mutex(value(forKey: key.name))
-        let token = observe { change in
+        let token = observe { [self] change in
             guard change.keys.contains(key.name) else { return }
             // Read without waiting: the search list is loaded once a change has come.
             let new = view.snapshot.withLock { $0.resolved[key.name] }
@@ -60,8 +60,8 @@ extension SharedDefaults {
             }
             guard old != new else { return }
             continuation.yield(KeyChange(
-                key: key.name, oldValue: key.value(from: old) { logger.error("\($0)") },
-                newValue: key.value(from: new) { logger.error("\($0)") }, origin: change.origin))
+                key: key.name, oldValue: key.value(from: old, reportingTo: self),
+                newValue: key.value(from: new, reportingTo: self), origin: change.origin))
         }
         continuation.onTermination = { _ in token.cancel() }
         return stream

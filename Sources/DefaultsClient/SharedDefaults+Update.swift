@@ -25,7 +25,7 @@ extension SharedDefaults {
         var lastConflict: DefaultsError?
         for _ in 0..<maximumAttempts {
             let stored = engine.cache.state.withLock { $0.domains[domain]?.visible[key.name] }
-            let current = key.value(from: value(forKey: key.name)) { [engine] in engine.logger.error("\($0)") }
+            let current = key.value(from: value(forKey: key.name), reportingTo: self)
             let new = try transform(current)
             let encoded: PlistValue?
             do {

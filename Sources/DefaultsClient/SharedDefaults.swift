@@ -48,7 +48,7 @@ public final class SharedDefaults: Sendable {
     let view = DefaultsView()
     let engine: Engine
     /// What `withObservationTracking` learns typed reads from (``ObservationAnchor``).
-    let observationAnchor = ObservationAnchor()
+    @usableFromInline let observationAnchor = ObservationAnchor()
     /// Feeds every change along the search list to `observationAnchor`.
     private let observationFeed = Mutex<DefaultsObservation?>(nil)
 

@@ -20,8 +20,28 @@ import Synchronization
 open class Keys: @unchecked Sendable {
     /// The key's name in its domain: any non-empty string, dots included.
     public let name: String
+    /// The stored form of the key's default, registered; nil when it has none (an `Optional`
+    /// nil) or the key does not register it (a `@Default` named by a string).
+    let registeredDefault: PlistValue?
+    /// The key's path for Swift's Observation (``ObservationAnchor``), made once.
+    @usableFromInline let observationPath: KeyPath<ObservationAnchor, Int>
+    /// The `SharedDefaults` (by identity) this key's default was last registered with: one
+    /// comparison on every read, and registration happens once per instance in practice.
+    let registeredWith = Atomic<Int>(0)
+    /// Whether a stored value that does not decode was logged: once per key.
+    let failureLogged = Atomic<Bool>(false)
 
-    fileprivate init(name: String) { self.name = name }
+    fileprivate init(name: String, registeredDefault: PlistValue?) {
+        self.name = name
+        self.registeredDefault = registeredDefault
+        self.observationPath = ObservationAnchor.path(of: name)
+    }
+
+    /// Registers the key's default with `defaults`, and remembers that it did.
+    func register(with defaults: SharedDefaults) {
+        registeredWith.store(defaults.identity, ordering: .relaxed)
+        if let registeredDefault { defaults.registerTypedDefault(registeredDefault, forKey: name) }
+    }
 }
 
 /// A typed key: its name, the type of its value and the value read while the key is absent or
@@ -41,17 +61,8 @@ open class Keys: @unchecked Sendable {
 /// failure was logged.
 public final class Key<Value: Sendable>: Keys, @unchecked Sendable {
     public let defaultValue: Value
-    /// The stored form of `defaultValue`, registered; nil when it has none (an `Optional` nil)
-    /// or the key does not register it (a `@Default` named by a string).
-    let registeredDefault: PlistValue?
-    let decode: @Sendable (PlistValue) throws -> Value
+    @usableFromInline let decode: @Sendable (PlistValue) throws -> Value
     let encode: @Sendable (Value) throws -> PlistValue?
-    private let failureLogged = Atomic<Bool>(false)
-    /// The key's path for Swift's Observation (``ObservationAnchor``), made once.
-    let observationPath: KeyPath<ObservationAnchor, Int>
-    /// The `SharedDefaults` (by identity) this key's default was last registered with: one
-    /// comparison on every read, and registration happens once per instance in practice.
-    let registeredWith = Atomic<Int>(0)
 
     /// A key whose value converts as the typed getters do (`Double` reads an integer `5` as `5.0`).
     public convenience init(_ name: String, default defaultValue: Value) where Value: DefaultsValue {
@@ -66,7 +77,6 @@ public final class Key<Value: Sendable>: Keys, @unchecked Sendable {
 
     init(_ name: String, default defaultValue: Value, registers: Bool) where Value: DefaultsValue {
         self.defaultValue = defaultValue
-        self.registeredDefault = registers ? defaultValue.defaultsValue : nil
         self.decode = { value throws(KeyDecodingError) in
             guard let converted = Value(defaultsValue: value) else { throw KeyDecodingError(value: value, type: Value.self) }
             return converted
@@ -77,14 +87,12 @@ public final class Key<Value: Sendable>: Keys, @unchecked Sendable {
             guard (value as? any OptionalDefaultsValue)?.isNone == true else { throw NoPropertyListForm() }
             return nil
         }
-        self.observationPath = ObservationAnchor.path(of: name)
-        super.init(name: name)
+        super.init(name: name, registeredDefault: registers ? defaultValue.defaultsValue : nil)
     }
 
     @_disfavoredOverload
     init(_ name: String, default defaultValue: Value, registers: Bool) where Value: Codable {
         self.defaultValue = defaultValue
-        self.registeredDefault = registers ? (try? PlistValueEncoder().encode(defaultValue)) ?? nil : nil
         // The last value decoded, by what it was decoded from: a read of an unchanged value costs
         // one comparison of property-list values instead of a decode.
         let lastDecoded = Mutex<(stored: PlistValue, value: Value)?>(nil)
@@ -95,20 +103,18 @@ public final class Key<Value: Sendable>: Keys, @unchecked Sendable {
             return value
         }
         self.encode = { try PlistValueEncoder().encode($0) }
-        self.observationPath = ObservationAnchor.path(of: name)
-        super.init(name: name)
+        super.init(name: name, registeredDefault: registers ? (try? PlistValueEncoder().encode(defaultValue)) ?? nil : nil)
     }
 
-    /// The value `stored` stands for: it decoded, or the default (a failure logged once per key).
-    @inline(__always)
-    func value(from stored: PlistValue?, logger: (String) -> Void) -> Value {
+    /// The value `stored` stands for: it decoded, or the default (a failure logged once per
+    /// key). Inlinable, so that a typed read is specialized for `Value` where it is made.
+    @inlinable
+    func value(from stored: PlistValue?, reportingTo defaults: SharedDefaults) -> Value {
         guard let stored else { return defaultValue }
         do {
             return try decode(stored)
         } catch {
-            if !failureLogged.exchange(true, ordering: .relaxed) {
-                logger("the stored value of \(name) does not decode as \(Value.self); reading the default instead: \(error)")
-            }
+            defaults.reportDecodeFailure(of: self, error, type: Value.self)
             return defaultValue
         }
     }
@@ -130,31 +136,47 @@ extension SharedDefaults {
     /// The key's value along the search list; its default while it is absent or not a `Value`.
     /// Setting a value stores it (nil, for an `Optional`, removes the key); a value with no
     /// property-list form is refused and logged, and the stored value stays.
+    @inlinable
     public subscript<Value>(key: Key<Value>) -> Value {
-        get {
-            registerDefault(of: key)
-            observationAnchor.access(key.observationPath)
-            return key.value(from: value(forKey: key.name)) { [engine] in engine.logger.error("\($0)") }
-        }
+        get { key.value(from: storedValue(typed: key), reportingTo: self) }
         set {
             registerDefault(of: key)
             store(newValue, for: key)
         }
     }
 
+    /// What a typed read starts from: the key's default registered once, the read recorded for
+    /// Swift's Observation, and the stored value along the search list.
+    @usableFromInline
+    func storedValue(typed key: Keys) -> PlistValue? {
+        registerDefault(of: key)
+        observationAnchor.access(key.observationPath)
+        return value(forKey: key.name)
+    }
+
+    /// Logs, once per key, that a stored value does not decode as the key's type.
+    @usableFromInline
+    func reportDecodeFailure(of key: Keys, _ error: any Error, type: Any.Type) {
+        guard !key.failureLogged.exchange(true, ordering: .relaxed) else { return }
+        engine.logger.error("the stored value of \(key.name) does not decode as \(type); reading the default instead: \(error)")
+    }
+
     /// Registers typed keys' defaults at once (each is registered at its first use anyway), so
     /// that `defaults read-effective` and the Settings app show them before the program reads them.
     public func register(_ keys: Keys...) {
-        for key in keys { (key as? any RegistrableKey)?.register(with: self) }
+        for key in keys { key.register(with: self) }
     }
 
-    @inline(__always)
-    func registerDefault<Value>(of key: Key<Value>) {
-        let identity = Int(bitPattern: UInt(bitPattern: ObjectIdentifier(self)))
+    /// This instance's identity, as the keys remember whom they registered with.
+    var identity: Int { Int(bitPattern: UInt(bitPattern: ObjectIdentifier(self))) }
+
+    @usableFromInline
+    func registerDefault(of key: Keys) {
         guard key.registeredWith.load(ordering: .relaxed) != identity else { return }
         key.register(with: self)
     }
 
+    @usableFromInline
     func store<Value>(_ newValue: Value, for key: Key<Value>) {
         do {
             if let value = try key.encode(newValue) {
@@ -170,19 +192,7 @@ extension SharedDefaults {
     /// The key's value now, then each new value (the default while it is absent or undecodable).
     public func values<Value>(of key: Key<Value>) -> AsyncStream<Value> {
         registerDefault(of: key)
-        let logger = engine.logger
-        return stream(forKey: key.name) { stored in key.value(from: stored) { logger.error("\($0)") } }
+        return stream(forKey: key.name) { [self] stored in key.value(from: stored, reportingTo: self) }
     }
 }
 
-/// A key of any value type, for registering several at once.
-protocol RegistrableKey {
-    func register(with defaults: SharedDefaults)
-}
-
-extension Key: RegistrableKey {
-    func register(with defaults: SharedDefaults) {
-        registeredWith.store(Int(bitPattern: UInt(bitPattern: ObjectIdentifier(defaults))), ordering: .relaxed)
-        if let registeredDefault { defaults.registerTypedDefault(registeredDefault, forKey: name) }
-    }
-}
