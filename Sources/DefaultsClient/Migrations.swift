@@ -47,7 +47,8 @@ extension SharedDefaults {
 
     /// Runs, in order, each migration not yet recorded in this instance's domain. Each is one
     /// compare-and-set `apply`: its changes and its entry in the record (``migrationsKey``),
-    /// only if every key it changes, and the record itself, still hold what it read. Of ten
+    /// only if the whole domain, record included, still holds what it read. It throws
+    /// `unavailable` while the domain is not loaded from the daemon. Of ten
     /// processes that start at once, one runs each migration; the others find it recorded when
     /// their apply is refused, and do nothing. Each run is logged. Returns the ids this process ran.
     @discardableResult
@@ -56,8 +57,11 @@ extension SharedDefaults {
         var ran: [String] = []
         for migration in migrations {
             var done = false
-            for _ in 0..<maximumAttempts where !done {
-                let stored = engine.cache.state.withLock { $0.domains[domain]?.visible ?? [:] }
+            for _ in 0..<max(maximumAttempts, 1) where !done {
+                // Only a domain loaded from the daemon says what is stored: a migration judged on
+                // a cache that is not (the daemon away) would record itself without its changes.
+                guard let stored = engine.cache.state.withLock({ $0.domains[domain]?.loaded == true ? $0.domains[domain]?.visible ?? [:] : nil })
+                else { throw DefaultsClientError.unavailable("\(domainName) is not loaded from defaultsd; migrations run once it is") }
                 let record = Self.migrationsRecorded(in: stored)
                 if record.contains(migration.id) {
                     done = true
@@ -67,7 +71,9 @@ extension SharedDefaults {
                 try migration.transform(&values)
                 values[Self.migrationsKey] = .array((record + [migration.id]).map(PlistValue.string))
                 let changes = Changeset.difference(from: stored, to: values, domain: domain)
-                var expected: [String: PlistValue?] = [:]
+                // The whole domain as read, and what the migration adds: a write of any key in
+                // between (an older version of the app, still running) makes it look again.
+                var expected: [String: PlistValue?] = stored.mapValues { .some($0) }
                 for (key, _) in changes { expected[key] = .some(stored[key]) }
                 let ticket = Ticket(eventLoop: engine.eventLoop)
                 engine.edit(.changes(changes), of: domain, ticket: ticket, expecting: expected)

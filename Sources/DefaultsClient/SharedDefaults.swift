@@ -49,6 +49,8 @@ public final class SharedDefaults: Sendable {
     let engine: Engine
     /// What `withObservationTracking` learns typed reads from (``ObservationAnchor``).
     @usableFromInline let observationAnchor = ObservationAnchor()
+    /// The typed keys whose defaults this instance registered (``registerDefault(of:)``).
+    let registeredKeys = Mutex<Set<ObjectIdentifier>>([])
     /// Feeds every change along the search list to `observationAnchor`.
     private let observationFeed = Mutex<DefaultsObservation?>(nil)
 

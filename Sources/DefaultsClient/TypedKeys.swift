@@ -170,10 +170,18 @@ extension SharedDefaults {
     /// This instance's identity, as the keys remember whom they registered with.
     var identity: Int { Int(bitPattern: UInt(bitPattern: ObjectIdentifier(self))) }
 
+    /// Registers the key's default with this instance once. The key remembers the last instance
+    /// it registered with (one comparison per read); this instance remembers every key it
+    /// registered, for a key used by several instances in turn.
     @usableFromInline
     func registerDefault(of key: Keys) {
         guard key.registeredWith.load(ordering: .relaxed) != identity else { return }
-        key.register(with: self)
+        let isNew = registeredKeys.withLock { $0.insert(ObjectIdentifier(key)).inserted }
+        if isNew {
+            key.register(with: self)
+        } else {
+            key.registeredWith.store(identity, ordering: .relaxed)
+        }
     }
 
     @usableFromInline

@@ -130,7 +130,8 @@ struct SettingsAPI: Sendable {
         // The defaults the domain's running apps registered (typed keys' defaults), for keys
         // that hold no value: shown as the app's default, which a change turns into a value.
         let stored: Set<String> = if case .object(let members)? = answer["value"] { Set(members.keys) } else { [] }
-        if case .object(let registered)? = try await ask(.request(.registeredDefaults, ["domain": .string(domain)]))["values"] {
+        // A daemon without `registeredDefaults` (an older one) leaves them out.
+        if case .object(let registered)? = (try? await ask(.request(.registeredDefaults, ["domain": .string(domain)])))?["values"] {
             for (key, value) in registered.sorted(by: { $0.key < $1.key }) where !stored.contains(key) && !secret.contains(key) {
                 let plain = PlainValue(wire: value)
                 keys.append([

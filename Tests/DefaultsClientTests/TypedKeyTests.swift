@@ -121,4 +121,47 @@ struct TypedKeyTests {
         let defaults = SharedDefaults(configuration: configuration(daemon))
         #expect(try await defaults.update(.launches) { $0 + 1 } == 2001)
     }
+
+    /// `update` changes the instance's own domain, starting from what it stores (the default
+    /// while nothing): a value in `NSGlobalDomain` is neither its input nor what it writes over.
+    @Test func updateWorksOnTheDomainsOwnValue() async throws {
+        let daemon = try DaemonProcess()
+        _ = try rawRequest(daemon, #"{"op":"set","domain":"NSGlobalDomain","key":"launches","value":100}"#)
+        let defaults = SharedDefaults(configuration: configuration(daemon, appDomain: "com.example.updated"))
+        #expect(defaults[.launches] == 100, "reads resolve along the search list")
+        #expect(try await defaults.update(.launches) { $0 + 1 } == 1)
+        #expect(try await defaults.update(.launches) { $0 + 1 } == 2)
+        #expect(try rawRequest(daemon, #"{"op":"get","domain":"NSGlobalDomain","key":"launches"}"#).first?.hasPrefix(#"{"ok":true,"value":100,"#) == true)
+    }
+
+    /// A date a binary file keeps to the nanosecond is sent to the microsecond; expecting the
+    /// value as sent holds.
+    @Test func aDateIsExpectedAsItWasSent() throws {
+        let daemon = try DaemonProcess()
+        let path = daemon.storagePath + "/com.example.dated.plist"
+        try PropertyListFile.encode(["when": .date(Date(timeIntervalSince1970: 1_700_000_000.123456789))], format: .binary)
+            .write(to: URL(fileURLWithPath: path))
+        let read = try rawRequest(daemon, #"{"op":"get","domain":"com.example.dated","key":"when"}"#)
+        #expect(read == [#"{"ok":true,"value":{"$date":"2023-11-14T22:13:20.123457Z"},"generation":0}"#])
+        #expect(try rawRequest(daemon, #"{"op":"apply","domain":"com.example.dated","set":{"seen":true},"expect":{"when":{"$date":"2023-11-14T22:13:20.123457Z"}}}"#)
+            == [#"{"ok":true,"generation":1}"#])
+    }
+
+    /// Migrations run only on a domain loaded from the daemon: judged on a cache without one,
+    /// they would record themselves without their changes.
+    @Test func migrationsWaitForTheDaemon() async throws {
+        let defaults = SharedDefaults(configuration: DefaultsConfiguration(
+            socketPath: "/nonexistent/defaultsd/socket", appDomain: "com.example.offline", clientName: "TypedKeyTests",
+            loadTimeout: .milliseconds(100), synchronizeTimeout: .seconds(1)))
+        await #expect(throws: DefaultsClientError.self) { try await defaults.migrate([.rename("a", to: "b")]) }
+    }
+
+    /// A connection's registrations are bounded: past 4,096 keys, `too_large`.
+    @Test func registrationsAreBounded() throws {
+        let daemon = try DaemonProcess()
+        let many = (0..<4097).map { #""k\#($0)":1"# }.joined(separator: ",")
+        let answer = try rawRequest(daemon, #"{"op":"register","domain":"com.example.many","defaults":{\#(many)}}"#)
+        #expect(answer.first?.hasPrefix(#"{"ok":false,"error":{"code":"too_large","message":"a connection may register 4096 keys"#) == true, "\(answer)")
+        #expect(try rawRequest(daemon, #"{"op":"registeredDefaults","domain":"com.example.many"}"#) == [#"{"ok":true,"values":{}}"#])
+    }
 }

@@ -73,4 +73,13 @@ import Testing
         #expect(throws: DecodingError.self) { try PlistValueDecoder().decode(Int.self, from: .real(7.5)) }
         #expect(throws: DecodingError.self) { try PlistValueDecoder().decode(Bool.self, from: .integer(1)) }
     }
+
+    /// A file URL is stored as its path, as a `Key<URL>` and `UserDefaults` store one; a real
+    /// too large for a `Float` is a decoding error, not an infinity.
+    @Test func fileURLsAreTheirPathsAndFloatsAreChecked() throws {
+        let file = URL(fileURLWithPath: "/tmp/captain.log")
+        #expect(try PlistValueEncoder().encode(file) == .string("/tmp/captain.log"))
+        #expect(try PlistValueDecoder().decode(URL.self, from: "/tmp/captain.log") == file)
+        #expect(throws: DecodingError.self) { try PlistValueDecoder().decode(Float.self, from: .real(1e300)) }
+    }
 }

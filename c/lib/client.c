@@ -1141,17 +1141,21 @@ reader_main (gpointer data)
       g_mutex_lock (&client->lock);
       if (fd >= 0 && fd == client->fd)
         {
-          gboolean lost = FALSE;
+          /* Every complete line is taken before an end is acted on: a send that waited may
+           * have taken in answers the daemon wrote just before it closed. */
+          gboolean ended = FALSE;
           if (ready > 0 && watched[1].revents != 0)
-            lost = !receive_available (client);
+            ended = !receive_available (client);
           GByteArray *buffer = client->inbound;
           gsize start = 0;
+          gboolean lost = FALSE;
           for (gsize i = client->inbound_scanned; i < buffer->len && !lost; i++)
             if (buffer->data[i] == '\n')
               {
                 lost = !take_line (client, (const char *) buffer->data + start, i - start, &out);
                 start = i + 1;
               }
+          lost = lost || ended;
           g_byte_array_remove_range (buffer, 0, (guint) start);
           client->inbound_scanned = buffer->len;
           if (buffer->len > MAXIMUM_LINE_BYTES)

@@ -71,7 +71,8 @@ private final class EncodedNode {
         switch value {
         case let date as Date: content = .value(.date(date))
         case let data as Data: content = .value(.data(data))
-        case let url as URL: content = .value(.string(url.absoluteString))
+        // A file URL as its path, as `UserDefaults` on Linux and a `Key<URL>` store one.
+        case let url as URL: content = .value(.string(url.isFileURL ? url.path : url.absoluteString))
         default: try value.encode(to: NodeEncoder(node: self, codingPath: codingPath, userInfo: userInfo))
         }
     }
@@ -325,7 +326,9 @@ private struct ValueDecoder: Decoder {
             guard case .data(let data) = value else { throw mismatch(type) }
             return data as! T  // the case above checked `T` is `Data`
         case is URL.Type:
-            guard case .string(let text) = value, let url = URL(string: text) else { throw mismatch(type) }
+            guard case .string(let text) = value else { throw mismatch(type) }
+            let url = text.hasPrefix("/") ? URL(fileURLWithPath: text) : URL(string: text)
+            guard let url else { throw mismatch(type) }
             return url as! T  // the case above checked `T` is `URL`
         default:
             return try T(from: self)
@@ -373,6 +376,15 @@ private struct ValueDecoder: Decoder {
         return exact
     }
 
+    func float() throws -> Float {
+        let double = try double()
+        let float = Float(double)
+        guard float.isFinite else {
+            throw DecodingError.dataCorrupted(.init(codingPath: codingPath, debugDescription: "\(double) does not fit Float"))
+        }
+        return float
+    }
+
     func double() throws -> Double {
         switch value {
         case .real(let real): return real
@@ -390,7 +402,7 @@ private struct SingleValueContainer: SingleValueDecodingContainer {
     func decode(_ type: Bool.Type) throws -> Bool { try decoder.bool() }
     func decode(_ type: String.Type) throws -> String { try decoder.string() }
     func decode(_ type: Double.Type) throws -> Double { try decoder.double() }
-    func decode(_ type: Float.Type) throws -> Float { Float(try decoder.double()) }
+    func decode(_ type: Float.Type) throws -> Float { try decoder.float() }
     func decode(_ type: Int.Type) throws -> Int { try decoder.integer(type) }
     func decode(_ type: Int8.Type) throws -> Int8 { try decoder.integer(type) }
     func decode(_ type: Int16.Type) throws -> Int16 { try decoder.integer(type) }
@@ -423,7 +435,7 @@ private struct KeyedValueContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try decoder(key).bool() }
     func decode(_ type: String.Type, forKey key: Key) throws -> String { try decoder(key).string() }
     func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try decoder(key).double() }
-    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { Float(try decoder(key).double()) }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try decoder(key).float() }
     func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try decoder(key).integer(type) }
     func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try decoder(key).integer(type) }
     func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try decoder(key).integer(type) }
@@ -479,7 +491,7 @@ private struct UnkeyedValueContainer: UnkeyedDecodingContainer {
     mutating func decode(_ type: Bool.Type) throws -> Bool { try next().bool() }
     mutating func decode(_ type: String.Type) throws -> String { try next().string() }
     mutating func decode(_ type: Double.Type) throws -> Double { try next().double() }
-    mutating func decode(_ type: Float.Type) throws -> Float { Float(try next().double()) }
+    mutating func decode(_ type: Float.Type) throws -> Float { try next().float() }
     mutating func decode(_ type: Int.Type) throws -> Int { try next().integer(type) }
     mutating func decode(_ type: Int8.Type) throws -> Int8 { try next().integer(type) }
     mutating func decode(_ type: Int16.Type) throws -> Int16 { try next().integer(type) }

@@ -15,6 +15,12 @@ import FoundationEssentials
 /// let value = try WireValue.decode(try JSONParser.parse(#"{"$date":"2026-11-21T10:00:00Z"}"#))
 /// ```
 public enum WireValue {
+    /// The value as a client receives it: what decoding its wire form gives (a date kept to the
+    /// microsecond). What a client sends back as "the value I read" is compared with this.
+    public static func asSent(_ value: PlistValue) -> PlistValue {
+        (try? decode(json(value))) ?? value
+    }
+
     public static func decode(_ json: JSON) throws(DefaultsError) -> PlistValue {
         switch json {
         case .string(let s): return .string(s)

@@ -256,12 +256,13 @@ extension DomainFiles {
     /// Keeps the displaced file held under a temporary name as `<file>.rejected-<time>`; the new
     /// file stays in place either way.
     private func keepDisplaced(_ held: String, of path: String, _ version: FileVersion?) -> Placement {
-        defer { unlink(held) }
         do throws(DefaultsError) {
             _ = try keepCopy(of: held, namedFor: path, suffix: ".rejected-", now: Date(), mayMove: true)
+            unlink(held)
             return .placed(keptAside: version)
         } catch {
-            return .failed(error)
+            // Not kept elsewhere: the bytes stay under their temporary name, and the log says where.
+            return .failed(DefaultsError(.ioError, "\(error.message); the file it replaced is still at \(held)"))
         }
     }
 

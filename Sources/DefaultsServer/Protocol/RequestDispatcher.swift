@@ -145,9 +145,20 @@ struct RequestDispatcher {
 
         case .register:
             let defaults = try request.keyedValues("defaults")
-            session.registration.merge(defaults) { _, new in new }
-            if request.has("domain") {
-                let domain = try session.anyHostDomain(of: request)
+            let domain = request.has("domain") ? try session.anyHostDomain(of: request) : nil
+            let merged = session.registration.merging(defaults) { _, new in new }
+            let size = DomainState.size(of: merged)
+            guard merged.count <= Session.maximumRegisteredKeys, size <= Session.maximumRegisteredBytes else {
+                throw DefaultsError(
+                    .tooLarge,
+                    "a connection may register \(Session.maximumRegisteredKeys) keys and \(Session.maximumRegisteredBytes) bytes; this would be \(merged.count) keys and \(size) bytes")
+            }
+            if let domain, !session.publishedDomains.contains(domain), session.publishedDomains.count >= Session.maximumPublishedDomains {
+                throw DefaultsError(.tooLarge, "a connection may register defaults for \(Session.maximumPublishedDomains) domains")
+            }
+            session.registration = merged
+            if let domain {
+                session.publishedDomains.insert(domain)
                 server.registeredDefaults[domain, default: [:]][session.id, default: [:]].merge(defaults) { _, new in new }
             }
             return Reply([("count", .integer(Int64(session.registration.count)))])

@@ -8,6 +8,15 @@ final class Session {
     var appDomain: DomainName?
     /// This connection's registration domain (`register`): volatile, last in the search list.
     var registration: [String: PlistValue] = [:]
+    /// The domains this connection published registered defaults for (`register` with `domain`);
+    /// they are forgotten when it closes. Every value published is in `registration` too, so its
+    /// bounds bound them.
+    var publishedDomains: Set<DomainName> = []
+    /// Far more than an app registers (a few dozen keys, a few kilobytes).
+    static let maximumRegisteredKeys = 4096
+    static let maximumRegisteredBytes = 1 << 20
+    /// An app publishes for its own domain and its suites.
+    static let maximumPublishedDomains = 64
 
     init(id: UInt64, origin: Origin) {
         self.id = id

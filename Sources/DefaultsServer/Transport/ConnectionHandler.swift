@@ -75,7 +75,7 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
         server.notifier.unsubscribeFromEverything(self)
         endBatch()
         server.channels[session.id] = nil
-        server.forgetRegistrations(of: session.id)
+        server.forgetRegistrations(of: session.id, for: session.publishedDomains)
         context.fireChannelInactive()
     }
 

@@ -49,9 +49,9 @@ final class ServerContext {
         return values
     }
 
-    /// Forgets what a closed connection registered.
-    func forgetRegistrations(of connection: UInt64) {
-        for domain in registeredDefaults.keys {
+    /// Forgets what a closed connection registered for `domains`.
+    func forgetRegistrations(of connection: UInt64, for domains: Set<DomainName>) {
+        for domain in domains {
             registeredDefaults[domain]?[connection] = nil
             if registeredDefaults[domain]?.isEmpty == true { registeredDefaults[domain] = nil }
         }
