@@ -65,6 +65,8 @@ public enum Usage {
     private static var options: [Line] {
         let printingJSON = Verb.all.filter(\.printsJSON).map(\.name).joined(separator: ", ")
         return [
+            Line("-expect <value> | -expect-absent", "after write <domain> <key> <value>: writes only if",
+                 "the key holds <value> (or nothing) now"),
             Line("--json", "(\(printingJSON)) prints JSON instead"),
             Line("--socket <path>", "talks to the defaultsd listening on <path>", "(also $DEFAULTSD_SOCKET)"),
             Line("--generate-completion-script <shell>", "prints a bash, zsh or fish completion script"),
