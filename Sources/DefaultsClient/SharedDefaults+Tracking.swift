@@ -27,6 +27,13 @@ final class ObservationAnchor: Observable, Sendable {
     }
 }
 
+/// What ``SharedDefaults/changes(of:)`` remembers between deliveries.
+struct KeyChangeTracker {
+    /// The value last delivered; none until the key observer's first, the value now.
+    var value: PlistValue?? = .none
+    var origin: ChangeOrigin = .local
+}
+
 /// One change of a typed key, as Swift code receives it: the key, the value before and after
 /// (each the key's default while absent or undecodable), and who made it.
 public struct KeyChange<Value: Sendable>: Sendable {
@@ -38,7 +45,9 @@ public struct KeyChange<Value: Sendable>: Sendable {
 
 extension SharedDefaults {
     /// Each change of the key's value along the search list, with the old and new value and its
-    /// origin, for as long as the stream is iterated. Keys may contain dots.
+    /// origin, for as long as the stream is iterated; each change with the value it brought, even
+    /// when another follows at once. Keys may contain dots. Blocks, the first time, until the
+    /// search list is loaded, as ``observe(key:_:)`` does.
     ///
     /// ```swift
     /// for await change in defaults.changes(of: .warp) {
@@ -47,23 +56,32 @@ extension SharedDefaults {
     /// ```
     public func changes<Value>(of key: Key<Value>) -> AsyncStream<KeyChange<Value>> {
         registerDefault(of: key)
-        let view = self.view
         let (stream, continuation) = AsyncStream.makeStream(of: KeyChange<Value>.self)
-        let last = Mutex(value(forKey: key.name))
-        let token = observe { [self] change in
+        // Both observers run on the delivery queue, and within one delivery the change observers
+        // before the key observers: the origin of the change that brings a value is recorded,
+        // then that value (the key's own, not whatever the key holds by then) is yielded.
+        let seen = Mutex(KeyChangeTracker())
+        let origins = observe { change in
             guard change.keys.contains(key.name) else { return }
-            // Read without waiting: the search list is loaded once a change has come.
-            let new = view.snapshot.withLock { $0.resolved[key.name] }
-            let old = last.withLock { old in
-                defer { old = new }
-                return old
+            seen.withLock { $0.origin = change.origin }
+        }
+        let values = observe(key: key.name) { [self] new in
+            let (old, origin) = seen.withLock { state -> (PlistValue??, ChangeOrigin) in
+                defer {
+                    state.value = .some(new)
+                    state.origin = .local  // a value no change announced (a registration) is this process's
+                }
+                return (state.value, state.origin)
             }
-            guard old != new else { return }
+            guard case .some(let old) = old else { return }
             continuation.yield(KeyChange(
                 key: key.name, oldValue: key.value(from: old, reportingTo: self),
-                newValue: key.value(from: new, reportingTo: self), origin: change.origin))
+                newValue: key.value(from: new, reportingTo: self), origin: origin))
         }
-        continuation.onTermination = { _ in token.cancel() }
+        continuation.onTermination = { _ in
+            origins.cancel()
+            values.cancel()
+        }
         return stream
     }
 }

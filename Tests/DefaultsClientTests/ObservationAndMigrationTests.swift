@@ -71,6 +71,22 @@ struct ObservationAndMigrationTests {
         #expect(writer.pid != getpid() && writer.pid > 0, "another process: \(writer)")
     }
 
+    /// Changes that come one right after another are each reported with the value it brought.
+    @Test func changesInQuickSuccessionEachCarryTheirOwnValue() async throws {
+        let daemon = try DaemonProcess()
+        let defaults = SharedDefaults(configuration: configuration(daemon, appDomain: Self.domain))
+        await defaults.load()
+        let (changes, task) = Recorder.of(defaults.changes(of: .dotted))
+        defer { task.cancel() }
+        _ = try rawRequest(
+            daemon, #"{"op":"set","domain":"\#(Self.domain)","key":"display.scale.mode","value":"a"}"#,
+            #"{"op":"set","domain":"\#(Self.domain)","key":"display.scale.mode","value":"b"}"#,
+            #"{"op":"set","domain":"\#(Self.domain)","key":"display.scale.mode","value":"c"}"#)
+        _ = try await changes.first { $0.newValue == "c" }
+        #expect(changes.items.map { "\($0.oldValue)→\($0.newValue)" } == ["fit→a", "a→b", "b→c"])
+        #expect(changes.items.allSatisfy { if case .remote = $0.origin { true } else { false } })
+    }
+
     /// Ten processes of an app start at once, each running the same two migrations: each runs
     /// once, the record says so, and the values are converted once.
     @Test func aMigrationRacedByTenProcessesRunsOnce() async throws {
