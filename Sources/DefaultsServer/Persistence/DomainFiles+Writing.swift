@@ -77,7 +77,6 @@ extension DomainFiles {
         case keepAside
         /// Not replaced now; the change's temporary file is removed.
         case skip
-        case fail(DefaultsError)
     }
 
     /// Keeps the file at `path` as `<state directory>/<file><suffix><time>`, or beside it when
@@ -189,9 +188,6 @@ extension DomainFiles {
             case .skip:
                 unlink(temporary)
                 return .skipped
-            case .fail(let error):
-                unlink(temporary)
-                return .failed(error)
             }
             switch AtomicRename.exchange(temporary, path) {
             case .done:
@@ -243,7 +239,7 @@ extension DomainFiles {
             switch gate(displaced) {
             case .proceed: keep = false
             case .keepAside: keep = true
-            case .skip, .fail:
+            case .skip:
                 guard AtomicRename.exchange(held, path) == .done else { return keepDisplaced(held, of: path, displaced) }
                 if FileVersion(atPath: held) != written { _ = keepDisplaced(held, of: path, nil) }
                 unlink(held)
@@ -275,7 +271,6 @@ extension DomainFiles {
         case .proceed: break
         case .keepAside: keep = true
         case .skip: return .skipped
-        case .fail(let error): return .failed(error)
         }
         let held = temporaryPath(beside: path)
         guard rename(path, held) == 0 else {
@@ -290,7 +285,7 @@ extension DomainFiles {
             switch gate(displaced) {
             case .proceed: keep = false
             case .keepAside: keep = true
-            case .skip, .fail:
+            case .skip:
                 // Put back with `link`, which never replaces a file someone created meanwhile.
                 if link(held, path) != 0 { _ = keepDisplaced(held, of: path, nil) }
                 unlink(held)
