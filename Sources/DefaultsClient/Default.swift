@@ -135,6 +135,13 @@ extension Optional: DefaultsValue where Wrapped: DefaultsValue {
     public var defaultsValue: PlistValue? { self?.defaultsValue }
 }
 
+/// Whether `value` is a nil `Optional` (also nested), which removes the key, rather than a value
+/// with no property-list form.
+@usableFromInline
+func isNoneOptional(_ value: some Any) -> Bool {
+    (value as? any OptionalDefaultsValue)?.isNone == true
+}
+
 /// What tells "remove the key" (a nil `Optional`, also nested) from "no property-list form".
 protocol OptionalDefaultsValue {
     var isNone: Bool { get }

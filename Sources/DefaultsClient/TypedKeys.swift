@@ -31,7 +31,8 @@ open class Keys: @unchecked Sendable {
     /// Whether a stored value that does not decode was logged: once per key.
     let failureLogged = Atomic<Bool>(false)
 
-    fileprivate init(name: String, registeredDefault: PlistValue?) {
+    @usableFromInline
+    init(name: String, registeredDefault: PlistValue?) {
         self.name = name
         self.registeredDefault = registeredDefault
         self.observationPath = ObservationAnchor.path(of: name)
@@ -62,48 +63,70 @@ open class Keys: @unchecked Sendable {
 public final class Key<Value: Sendable>: Keys, @unchecked Sendable {
     public let defaultValue: Value
     @usableFromInline let decode: @Sendable (PlistValue) throws -> Value
-    let encode: @Sendable (Value) throws -> PlistValue?
+    @usableFromInline let encode: @Sendable (Value) throws -> PlistValue?
 
     /// A key whose value converts as the typed getters do (`Double` reads an integer `5` as `5.0`).
+    @inlinable
     public convenience init(_ name: String, default defaultValue: Value) where Value: DefaultsValue {
         self.init(name, default: defaultValue, registers: true)
     }
 
     /// A key whose value is any `Codable` type, stored as its property-list structure.
     @_disfavoredOverload
+    @inlinable
     public convenience init(_ name: String, default defaultValue: Value) where Value: Codable {
         self.init(name, default: defaultValue, registers: true)
     }
 
-    init(_ name: String, default defaultValue: Value, registers: Bool) where Value: DefaultsValue {
+    /// Inlinable, so that the conversions are specialized for `Value` where the key is made: an
+    /// unspecialized conversion looks up `Optional<Value>`'s metadata on every read, which costs
+    /// as much as the rest of the read.
+    @inlinable
+    convenience init(_ name: String, default defaultValue: Value, registers: Bool) where Value: DefaultsValue {
+        self.init(
+            name, default: defaultValue, registeredDefault: registers ? defaultValue.defaultsValue : nil,
+            decode: { value in
+                guard let converted = Value(defaultsValue: value) else { throw KeyDecodingError(value: value, type: Value.self) }
+                return converted
+            },
+            encode: { value in
+                if let stored = value.defaultsValue { return stored }
+                // A nil `Optional` removes the key; anything else without a form is refused.
+                guard isNoneOptional(value) else { throw NoPropertyListForm() }
+                return nil
+            })
+    }
+
+    @usableFromInline
+    init(
+        _ name: String, default defaultValue: Value, registeredDefault: PlistValue?,
+        decode: @escaping @Sendable (PlistValue) throws -> Value, encode: @escaping @Sendable (Value) throws -> PlistValue?
+    ) {
         self.defaultValue = defaultValue
-        self.decode = { value throws(KeyDecodingError) in
-            guard let converted = Value(defaultsValue: value) else { throw KeyDecodingError(value: value, type: Value.self) }
-            return converted
-        }
-        self.encode = { value throws(NoPropertyListForm) in
-            if let stored = value.defaultsValue { return stored }
-            // A nil `Optional` removes the key; anything else without a form is refused.
-            guard (value as? any OptionalDefaultsValue)?.isNone == true else { throw NoPropertyListForm() }
-            return nil
-        }
-        super.init(name: name, registeredDefault: registers ? defaultValue.defaultsValue : nil)
+        self.decode = decode
+        self.encode = encode
+        super.init(name: name, registeredDefault: registeredDefault)
     }
 
     @_disfavoredOverload
-    init(_ name: String, default defaultValue: Value, registers: Bool) where Value: Codable {
-        self.defaultValue = defaultValue
+    @inlinable
+    convenience init(_ name: String, default defaultValue: Value, registers: Bool) where Value: Codable {
         // The last value decoded, by what it was decoded from: a read of an unchanged value costs
-        // one comparison of property-list values instead of a decode.
+        // one comparison of property-list values instead of a decode. Not for a class, whose
+        // readers would share one instance: each read of a class decodes a new one.
         let lastDecoded = Mutex<(stored: PlistValue, value: Value)?>(nil)
-        self.decode = { stored in
-            if let last = lastDecoded.withLock({ $0 }), last.stored == stored { return last.value }
-            let value = try PlistValueDecoder().decode(Value.self, from: stored)
-            lastDecoded.withLock { $0 = (stored, value) }
-            return value
-        }
-        self.encode = { try PlistValueEncoder().encode($0) }
-        super.init(name: name, registeredDefault: registers ? (try? PlistValueEncoder().encode(defaultValue)) ?? nil : nil)
+        let reusesDecodedValue = !(Value.self is AnyClass)
+        self.init(
+            name, default: defaultValue,
+            registeredDefault: registers ? (try? PlistValueEncoder().encode(defaultValue)) ?? nil : nil,
+            decode: { stored in
+                guard reusesDecodedValue else { return try PlistValueDecoder().decode(Value.self, from: stored) }
+                if let last = lastDecoded.withLock({ $0 }), last.stored == stored { return last.value }
+                let value = try PlistValueDecoder().decode(Value.self, from: stored)
+                lastDecoded.withLock { $0 = (stored, value) }
+                return value
+            },
+            encode: { try PlistValueEncoder().encode($0) })
     }
 
     /// The value `stored` stands for: it decoded, or the default (a failure logged once per
@@ -121,15 +144,22 @@ public final class Key<Value: Sendable>: Keys, @unchecked Sendable {
 }
 
 /// A value with no property-list form (an infinity, nil inside an array).
+@usableFromInline
 struct NoPropertyListForm: Error, CustomStringConvertible {
-    var description: String { "it has no property-list form" }
+    @usableFromInline init() {}
+    @usableFromInline var description: String { "it has no property-list form" }
 }
 
 /// A stored value that is not a key's `Value`.
+@usableFromInline
 struct KeyDecodingError: Error, CustomStringConvertible {
     let value: PlistValue
     let type: Any.Type
-    var description: String { "\(value.plistType.nameWithArticle) is not a \(type)" }
+    @usableFromInline init(value: PlistValue, type: Any.Type) {
+        self.value = value
+        self.type = type
+    }
+    @usableFromInline var description: String { "\(value.plistType.nameWithArticle) is not a \(type)" }
 }
 
 extension SharedDefaults {

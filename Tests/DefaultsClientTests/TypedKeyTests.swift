@@ -16,7 +16,14 @@ struct Crew: Codable, Sendable, Equatable {
     var commissioned: Date?
 }
 
+/// A Codable class: readers must not share an instance.
+final class Insignia: Codable, Sendable {
+    let rank: Int
+    init(rank: Int) { self.rank = rank }
+}
+
 extension Keys {
+    static let insignia = Key<Insignia>("insignia", default: Insignia(rank: 0))
     static let warp = Key<Double>("warpFactor", default: 5)
     static let crew = Key<Crew>("crew", default: Crew(captain: "nobody", officers: []))
     static let launches = Key<Int>("launches", default: 0)
@@ -88,6 +95,18 @@ struct TypedKeyTests {
         _ = try rawRequest(daemon, #"{"op":"set","domain":"com.example.typed","key":"crew","value":"Picard"}"#)
         _ = try await values.first { $0.captain == "nobody" }
         #expect(defaults[.crew] == Crew(captain: "nobody", officers: []))
+    }
+
+    /// A value type's unchanged value is decoded once; a class is decoded at every read, so no
+    /// two readers share an instance.
+    @Test func eachReadOfAClassValueIsItsOwnInstance() throws {
+        let daemon = try DaemonProcess()
+        let defaults = SharedDefaults(configuration: configuration(daemon, appDomain: "com.example.typed"))
+        defaults[.insignia] = Insignia(rank: 4)
+        let first = defaults[.insignia]
+        let second = defaults[.insignia]
+        #expect(first.rank == 4 && second.rank == 4)
+        #expect(first !== second)
     }
 
     @Test func applyWithExpectIsCompareAndSet() throws {
