@@ -4,8 +4,8 @@ import FoundationEssentials
 import SettingsBundles
 
 /// The coverage-guided fuzz harness of every parser that takes input from outside: request
-/// lines and wire values (JSON), the three property-list formats, `.strings` files, and the
-/// answers of an etcd cluster's gateway. Each
+/// lines and wire values (JSON), the three property-list formats, `.strings` files, the
+/// answers of an etcd cluster's gateway, and the change journal's lines. Each
 /// harness feeds one input to its parser and, where the parser accepts it, checks the round
 /// trip: decode → encode → decode gives the first decode again. A failed check traps, which is
 /// what libFuzzer reports as a crash.
@@ -23,6 +23,7 @@ public enum FuzzHarness: String, CaseIterable, Sendable {
     case oldStylePropertyList = "old-style-plist"
     case stringsFile = "strings"
     case etcdGateway = "etcd-gateway"
+    case journalEntry = "journal-entry"
 
     public func run(_ bytes: [UInt8]) {
         switch self {
@@ -42,6 +43,21 @@ public enum FuzzHarness: String, CaseIterable, Sendable {
             _ = StringsFile.read(Data(bytes), path: "fuzz.strings")
         case .etcdGateway:
             Self.etcdGateway(bytes)
+        case .journalEntry:
+            Self.journalEntry(bytes)
+        }
+    }
+
+    /// A line of a change journal file, and an entry of a `history` answer: whatever is taken
+    /// as an entry writes back as the same entry, with its domain and without.
+    private static func journalEntry(_ bytes: [UInt8]) {
+        let fileDomain = try! DomainName("com.example.fuzz")
+        guard let json = try? JSONParser.parse(bytes), let entry = JournalEntry(json: json, domain: fileDomain) else { return }
+        for withDomain in [true, false] {
+            var writer = JSONWriter()
+            entry.encode(into: &writer, withDomain: withDomain)
+            let again = (try? JSONParser.parse(writer.bytes)).flatMap { JournalEntry(json: $0, domain: withDomain ? nil : entry.domain) }
+            precondition(again == entry, "a journal entry does not round-trip: \(entry)")
         }
     }
 

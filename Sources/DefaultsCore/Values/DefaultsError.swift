@@ -38,6 +38,9 @@ public struct DefaultsError: Error, Sendable, Hashable, CustomStringConvertible 
         /// Writing to disk failed; the value stays in memory and the write is retried.
         case ioError = "io_error"
         case shuttingDown = "shutting_down"
+        /// `history` or `revert` for a domain the change journal does not keep: the journal is off
+        /// (`journal.enabled`), or the domain is excluded from it (`journal.excludedDomains`).
+        case noJournal = "no_journal"
         case `internal` = "internal"
     }
 

@@ -11,6 +11,7 @@ public enum OperationName: String, CaseIterable, Sendable {
     case get, set, ping, hello, remove, apply, lookup, subscribe, unsubscribe, synchronize
     case register, registeredDefaults, domains, replaceDomain, deleteDomain, export, `import`, stats
     case bundleDefaults, describeBundle, registerBundle, listBundles
+    case history, revert
 
     /// The operation a request names; nil for a name the protocol does not have (the caller
     /// then reads the text to word the error).

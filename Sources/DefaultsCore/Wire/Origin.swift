@@ -37,6 +37,12 @@ public struct Origin: Sendable, Hashable {
     public var client: String?
     /// For a roaming change, the writing machine's `roaming.hostName`.
     public var host: String?
+    /// For a connection: its peer's process name (`/proc/<pid>/comm`, at most 15 bytes) and
+    /// executable (`/proc/<pid>/exe`), read once at connect; nil where they could not be read.
+    public var command: String?
+    public var executable: String?
+    /// For a `revert`: the journal entry the domain was returned to the state before.
+    public var revert: Int64?
 
     /// A change made through a connection.
     public init(pid: Int32, uid: UInt32, connection: UInt64, client: String? = nil) {
@@ -81,6 +87,39 @@ public struct Origin: Sendable, Hashable {
         if case .integer(let pid)? = members["pid"] { self.pid = Int32(truncatingIfNeeded: pid) }
         if case .integer(let uid)? = members["uid"] { self.uid = UInt32(truncatingIfNeeded: uid) }
         if case .string(let client)? = members["client"] { self.client = client }
+        if case .string(let command)? = members["command"] { self.command = command }
+        if case .string(let executable)? = members["executable"] { self.executable = executable }
+        if case .integer(let revert)? = members["revert"] { self.revert = revert }
+    }
+
+    /// The name a person knows the writer by, as `defaults history` and the Settings app show it:
+    /// for a connection, its executable's file name when the process name is the start of it
+    /// (the kernel cuts process names at 15 bytes: `defaultsd-setti`), else the process name,
+    /// the name given in `hello`, or the process id; "file" for a hand edit, "managed" for the
+    /// managed preferences, and the other machine's name for a roaming change.
+    ///
+    /// ```swift
+    /// Origin.file.writerName                      // "file"
+    /// Origin.roaming(host: "laptop").writerName   // "laptop"
+    /// ```
+    public var writerName: String {
+        switch source {
+        case .file, .managed: return source.rawValue
+        case .roaming: return host ?? source.rawValue
+        case .connection:
+            let executableName = executable.map { $0.split(separator: "/").last.map(String.init) ?? $0 }
+            if let command, let executableName, executableName.hasPrefix(command) { return executableName }
+            return command ?? executableName ?? client ?? "pid \(pid)"
+        }
+    }
+
+    /// Whether `name` names this writer: its ``writerName``, process name, executable's file
+    /// name, `hello` name or source (`file`, `managed`, `roaming`, `connection`), as
+    /// `defaults history --by` and `history`'s `writer` take it.
+    public func isWriter(named name: String) -> Bool {
+        if name == writerName || name == source.rawValue || name == command || name == client || name == host { return true }
+        guard let executable else { return false }
+        return name == executable || executable.hasSuffix("/" + name)
     }
 }
 
@@ -94,6 +133,9 @@ extension JSONWriter {
             key(literal: "uid"); integer(Int64(origin.uid))
             key(literal: "connection"); integer(Int64(origin.connection))
             if let client = origin.client { key(literal: "client"); string(client) }
+            if let command = origin.command { key(literal: "command"); string(command) }
+            if let executable = origin.executable { key(literal: "executable"); string(executable) }
+            if let revert = origin.revert { key(literal: "revert"); integer(revert) }
         } else {
             key(literal: "source"); string(origin.source.rawValue)
             if let host = origin.host { key(literal: "host"); string(host) }
