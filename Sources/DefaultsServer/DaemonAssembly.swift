@@ -6,12 +6,13 @@ import NIOPosix
 /// How the daemon's parts are put together: the one assembly the daemon runs and its tests use.
 ///
 /// Every part it makes is owned by `loop`, the state-owning loop: the table of domains, the
-/// write-behind that hands snapshots to `writer`, the notifier, the store, the Settings bundles
-/// and, when `watchesOutside`, the watchers of hand edits and managed preferences.
+/// write-behind that hands snapshots to `writer`, the notifier, the store, the Settings bundles,
+/// the change journal (given its thread) and, given the managed files, the watchers of hand
+/// edits and managed preferences.
 enum DaemonAssembly {
     static func server(
         on loop: EventLoop, configuration: DaemonConfiguration, files: DomainFiles, writer: DurableWriter,
-        scannerThread: NIOThreadPool, roamingJournalThread: NIOThreadPool? = nil,
+        scannerThread: NIOThreadPool, roamingJournalThread: NIOThreadPool? = nil, changeJournalThread: NIOThreadPool? = nil,
         managedFiles: ManagedPreferenceFiles? = nil, daemonUID: UInt32, descriptors: DescriptorBudget = .unbounded,
         logger: Logger
     ) -> ServerContext {
@@ -31,6 +32,14 @@ enum DaemonAssembly {
             store.roaming = RoamingState(
                 eventLoop: loop, configuration: configuration.roaming, files: files, journalWriter: roamingJournalThread,
                 writeBehind: writeBehind, logger: logger)
+        }
+        if let changeJournalThread {
+            let journal = ChangeJournal(
+                eventLoop: loop, stateDirectory: configuration.effectiveStateDirectory, thread: changeJournalThread,
+                configuration: configuration.journal, logger: logger)
+            journal.isSecure = { [bundles] domain, key in bundles.isSecure(key, in: domain) }
+            table.didWrite = { [journal] written in journal.domainsWritten(written) }
+            store.journal = journal
         }
         let outside = managedFiles.map { managedFiles in
             OutsideChanges(

@@ -33,6 +33,9 @@ public final class DefaultsDaemon: Sendable {
     private let writer: NIOThreadPool
     /// Reads Settings bundles off the event loop.
     private let scanner: NIOThreadPool
+    /// Writes, reads and compacts the change journal off the event loop, apart from the writer so
+    /// that a compaction never delays a domain's write.
+    private let journalThread: NIOThreadPool
     /// The storage directory and file format the store, the write-behind and start-up share.
     private let files: DomainFiles
     /// The state-owning loop, and the state every connection shares, reachable only on that loop.
@@ -50,6 +53,7 @@ public final class DefaultsDaemon: Sendable {
         self.group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         self.writer = NIOThreadPool(numberOfThreads: 1)
         self.scanner = NIOThreadPool(numberOfThreads: 1)
+        self.journalThread = NIOThreadPool(numberOfThreads: 1)
         let loop = group.next()
         let machineID = MachineID.read(path: configuration.machineIDFile)
         let files = DomainFiles(
@@ -75,7 +79,7 @@ public final class DefaultsDaemon: Sendable {
         let server = DaemonAssembly.server(
             on: loop, configuration: configuration, files: files,
             writer: ThreadedFileWriter(eventLoop: loop, thread: writer, files: files), scannerThread: scanner,
-            roamingJournalThread: writer, managedFiles: managedFiles, daemonUID: getuid(), descriptors: descriptors,
+            roamingJournalThread: writer, changeJournalThread: journalThread, managedFiles: managedFiles, daemonUID: getuid(), descriptors: descriptors,
             logger: logger)
         let state = NIOLoopBoundBox.makeBoxSendingValue(server, eventLoop: loop)
         self.state = state
@@ -94,6 +98,7 @@ public final class DefaultsDaemon: Sendable {
     public func start(listeningSocket: Int32? = nil) async throws -> Listening {
         writer.start()
         scanner.start()
+        journalThread.start()
         try files.prepare()
         if files.hostID == nil {
             logger.warning("by-host domains read as empty and cannot be written: this machine has no id", metadata: [
@@ -212,6 +217,7 @@ public final class DefaultsDaemon: Sendable {
                 return state.value.store.finish()
             }.get()
             try await loop.submit { state.value.store.roaming?.writeJournalNow() }.get()
+            try await loop.flatSubmit { state.value.store.journal?.finish() ?? loop.makeSucceededVoidFuture() }.get()
         } catch {
             everythingWritten = false
             logger.error("final flush failed", metadata: ["error": "\(error)"])
@@ -226,6 +232,7 @@ public final class DefaultsDaemon: Sendable {
         for channel in channels { try? await channel.close() }
         if let listening, !listening.adopted { unlink(configuration.socketPath) }
         try? await scanner.shutdownGracefully()
+        try? await journalThread.shutdownGracefully()
         try? await writer.shutdownGracefully()
         try? await group.shutdownGracefully()
         // After a failed start the reason follows (`defaultsd: …` on standard error), and this

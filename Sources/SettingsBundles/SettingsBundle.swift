@@ -106,6 +106,12 @@ public struct SettingsBundle: Sendable {
     /// The page a specifier is on.
     public func page(of specifier: Specifier) -> Page? { pages[specifier.location.file] }
 
+    /// Whether `key` (in `suite`; nil: the bundle's own domain) is shown by a secure text field:
+    /// its values are secret, so they are masked wherever they are shown and never recorded.
+    public func isSecure(_ key: String, suite: DomainName?) -> Bool {
+        secureKeys.contains(SuiteKey(suite: suite, key: key))
+    }
+
     /// The first specifier (in walk order) that stores a value under `key` in `suite`.
     public func specifier(forKey key: String, suite: DomainName? = nil) -> Specifier? {
         specifiers.first { $0.storesValue && $0.key == key && $0.hasUsableDomain && $0.suite == suite }

@@ -58,7 +58,7 @@ struct RoamingConfigurationTests {
         defer { try? FileManager.default.removeItem(atPath: allowed) }
         let printed = try daemon(["--config", allowed, "--print-config"])
         #expect(printed.status == 0)
-        #expect(printed.output.contains("roaming.sendPasswordOverHTTP   = true"))
+        #expect(printed.output.split(separator: "\n").contains { $0.hasPrefix("roaming.sendPasswordOverHTTP ") && $0.contains(" = true  # ") })
     }
 
     @Test("a roaming section that cannot work is refused with the key named: exit 78")

@@ -219,7 +219,7 @@ extension ConfigurationOption {
                 return true
             },
             current: { .integer(Int($0.settingsBundleWait.nanoseconds / 1_000_000)) }),
-    ] + roaming
+    ] + journal + roaming
 
     public static func named(_ key: String) -> ConfigurationOption? { all.first { $0.key == key } }
 
@@ -253,6 +253,57 @@ extension ConfigurationOption {
 
     /// Whether `key` names a section whose members are options (`roaming` for `roaming.domains`).
     static func isSection(_ key: String) -> Bool { all.contains { $0.key.hasPrefix(key + ".") } }
+
+    /// The `journal` section (docs/ADMINISTRATION.md, "The change journal"); every key applies
+    /// on reload.
+    static let journal: [ConfigurationOption] = [
+        ConfigurationOption(
+            key: "journal.enabled", flag: nil,
+            summary: "Record every change of a preference, with its writer, in the state directory's journal folder (history, undo, blame).",
+            expected: "true or false", needsRestart: false,
+            apply: { value, configuration in
+                guard case .bool(let flag) = value else { return false }
+                configuration.journal.isEnabled = flag
+                return true
+            },
+            current: { .bool($0.journal.isEnabled) }),
+        journalCount(
+            "journal.maximumEntriesPerDomain", "The most changes kept per domain; older ones are dropped at the next compaction.",
+            1...1_000_000, \.maximumEntriesPerDomain),
+        journalCount("journal.maximumDays", "How many days a change is kept.", 1...36_500, \.maximumDays),
+        journalCount(
+            "journal.maximumBytesPerDomain", "The most bytes a domain's journal file keeps; older changes are dropped first.",
+            (64 << 10)...(1 << 30), \.maximumBytesPerDomain),
+        ConfigurationOption(
+            key: "journal.excludedDomains", flag: nil,
+            summary: "Domains whose changes are not recorded (their by-host variants neither).",
+            expected: "an array of domain names", needsRestart: false,
+            apply: { value, configuration in
+                guard let names = value.strings else { return false }
+                var domains: Set<DomainName> = []
+                for name in names {
+                    guard let domain = try? DomainName(name) else { return false }
+                    domains.insert(domain)
+                }
+                configuration.journal.excludedDomains = domains
+                return true
+            },
+            current: { .array($0.journal.excludedDomains.sorted().map { .string($0.rawValue) }) }),
+    ]
+
+    private static func journalCount(
+        _ key: String, _ summary: String, _ range: ClosedRange<Int>, _ field: WritableKeyPath<JournalConfiguration, Int> & Sendable
+    ) -> ConfigurationOption {
+        ConfigurationOption(
+            key: key, flag: nil, summary: summary, expected: "an integer from \(range.lowerBound) to \(range.upperBound)",
+            needsRestart: false,
+            apply: { value, configuration in
+                guard case .integer(let count) = value, range.contains(count) else { return false }
+                configuration.journal[keyPath: field] = count
+                return true
+            },
+            current: { .integer($0.journal[keyPath: field]) })
+    }
 
     /// The `roaming` section (docs/ROAMING.md). Only `roaming.domains` changes on reload: the
     /// link to the cluster is made once, at start.

@@ -74,6 +74,8 @@ public struct DaemonConfiguration: Sendable {
     public var machineIDFile: String = MachineID.defaultPath
     /// The domains that follow the user to other machines through etcd; off unless configured.
     public var roaming: RoamingConfiguration = .standard()
+    /// What the change journal keeps, in the state directory; on unless turned off.
+    public var journal = JournalConfiguration()
 
     public init(socketPath: String, storageDirectory: String) {
         self.socketPath = socketPath

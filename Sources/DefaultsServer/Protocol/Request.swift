@@ -1,4 +1,5 @@
 import DefaultsCore
+import FoundationEssentials
 
 /// The protocol version this daemon speaks, answered by `hello`.
 public enum ProtocolVersion {
@@ -87,6 +88,24 @@ struct Request {
             throw DefaultsError(.invalidParameter, "\"\(name)\" must be true or false")
         }
         return flag
+    }
+
+    /// An integer parameter within `range`; nil when absent.
+    func integer(_ name: StaticString, in range: ClosedRange<Int64>) throws(DefaultsError) -> Int64? {
+        guard let parameter = parameters[name], parameter != .null else { return nil }
+        guard case .integer(let number) = parameter, range.contains(number) else {
+            throw DefaultsError(.invalidParameter, "\"\(name)\" must be an integer from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return number
+    }
+
+    /// A time parameter, as RFC 3339 text (`"2026-11-27T09:00:00Z"`); nil when absent.
+    func time(_ name: StaticString) throws(DefaultsError) -> Date? {
+        guard let text = try optionalString(name) else { return nil }
+        guard let time = RFC3339.parse(text) else {
+            throw DefaultsError(.invalidParameter, "\"\(name)\" must be an RFC 3339 time, such as \"2026-11-27T09:00:00Z\"")
+        }
+        return time
     }
 
     func value(_ name: StaticString = "value") throws(DefaultsError) -> PlistValue {

@@ -28,6 +28,11 @@ struct RequestDispatcher {
             switch operation {
             case .synchronize:
                 return .later(store.synchronize().map { Reply.empty })
+            case .history:
+                return .later(try history(request, session: session))
+            case .revert:
+                try refuseWritesWhenStopping()
+                return .later(try revert(request, session: session))
             case .registerBundle:
                 let domain = try session.anyHostDomain(of: request)
                 let path = try request.string("path")
@@ -62,7 +67,7 @@ struct RequestDispatcher {
         _ operation: OperationName, _ request: Request, session: Session, sink: EventSink
     ) throws(DefaultsError) -> Reply {
         switch operation {
-        case .synchronize, .registerBundle:
+        case .synchronize, .registerBundle, .history, .revert:
             // Answered later, by `perform`, which never passes them here.
             throw DefaultsError(.unknownOp, "op \"\(operation.rawValue)\" is not answered at once")
 
@@ -248,7 +253,7 @@ struct RequestDispatcher {
         }
     }
 
-    private func refuseWritesWhenStopping() throws(DefaultsError) {
+    func refuseWritesWhenStopping() throws(DefaultsError) {
         if server.isStopping { throw DefaultsError(.shuttingDown, "defaultsd is shutting down") }
     }
 }

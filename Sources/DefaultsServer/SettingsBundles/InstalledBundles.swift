@@ -177,6 +177,12 @@ final class InstalledBundles: ChangesetCheck {
 
     func bundle(for domain: DomainName) -> Installed? { installed[domain] }
 
+    /// Whether a bundle shows `key` of `domain` in a secure text field (its by-host variant too).
+    func isSecure(_ key: String, in domain: DomainName) -> Bool {
+        guard let checks = checksByDomain[domain.anyHost] else { return false }
+        return checks.contains { $0.bundle.isSecure(key, suite: $0.suite) }
+    }
+
     /// Reads a bundle again in other languages (for `describeBundle`), on the scanner thread.
     func bundle(for domain: DomainName, languages: [String]) -> EventLoopFuture<SettingsBundle>? {
         guard let entry = installed[domain] else { return nil }

@@ -42,6 +42,9 @@ final class DefaultsStore {
     /// The roaming link's bookkeeping, when roaming is on: every effective local change of a
     /// roaming domain is queued there for etcd.
     var roaming: RoamingState?
+    /// The change journal, when the daemon keeps one: every effective change of a journaled
+    /// domain is recorded there, with the values it replaced.
+    var journal: ChangeJournal?
 
     /// The store and its collaborators, all on `eventLoop`: the table of domains, the
     /// write-behind that snapshots it, the notifier, the managed preferences and the Settings
@@ -67,6 +70,7 @@ final class DefaultsStore {
         maximumDomainBytes = configuration.maximumDomainBytes
         writeBehind.coalesceDelay = configuration.coalesceDelay
         writeBehind.maximumCoalesceDelay = configuration.maximumCoalesceDelay
+        journal?.reconfigure(configuration.journal)
     }
 
     // MARK: - Reading
@@ -211,11 +215,13 @@ final class DefaultsStore {
             if changeset.domain.isCurrentHost, files.hostID == nil { throw MachineID.refusal(writing: changeset.domain) }
             for check in checks { if let refusal = check.check(changeset) { throw refusal } }
         }
+        let before = journal?.records(changeset.domain) == true ? table[index].values(changedBy: changeset) : nil
         let effective = table[index].commit(changeset, change)
         guard !effective.isEmpty else { return table[index].generation }
         table[index].generation += 1
         let generation = table[index].generation
         writeBehind.markDirty(changeset.domain)
+        if let before { journal?.record(effective, before: before, generation: generation, origin: origin) }
         notifier.publish(effective, generation: generation, origin: origin)
         if let roaming, origin.source != .roaming, roaming.roams(changeset.domain) { roaming.recordLocal(effective, in: self) }
         return generation

@@ -68,6 +68,13 @@ struct DomainState {
         return PreparedChange(newSize: newSize, newFileBytes: newFileBytes, changesNothing: changesNothing, index: index)
     }
 
+    /// The values the keys of `changeset` hold now (a key absent here is absent).
+    func values(changedBy changeset: Changeset) -> [String: PlistValue] {
+        var found: [String: PlistValue] = [:]
+        changeset.forEachChange { key, _ in found[key] = values[key] }
+        return found
+    }
+
     /// Applies a changeset prepared by ``prepare(_:)``, with nothing changed in between, and
     /// returns the changes that really changed something.
     mutating func commit(_ changeset: Changeset, _ change: PreparedChange) -> Changeset {

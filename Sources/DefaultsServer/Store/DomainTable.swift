@@ -17,6 +17,9 @@ final class DomainTable: SnapshotSource {
     private var durableLedger: [DomainName: Int64]?
     /// The versions of the domain files that memory holds.
     var fileVersions = KnownFileVersions()
+    /// Told, on the loop, of the domains each flush made durable and their generations then:
+    /// the change journal, which writes an entry only once its change is on disk.
+    var didWrite: (([DomainName: Int64]) -> Void)?
 
     init(eventLoop: EventLoop, files: DomainFiles) {
         self.eventLoop = eventLoop
@@ -72,5 +75,8 @@ final class DomainTable: SnapshotSource {
         eventLoop.preconditionInEventLoop()
         fileVersions.record(outcome, of: snapshot)
         if let written = outcome.ledger { durableLedger = written }
+        if let didWrite, !outcome.written.isEmpty {
+            didWrite(outcome.written.keys.reduce(into: [:]) { $0[$1] = snapshot.generations[$1] ?? 0 })
+        }
     }
 }

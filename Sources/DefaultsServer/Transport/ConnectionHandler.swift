@@ -190,6 +190,9 @@ final class ConnectionHandler: ChannelInboundHandler, EventSink {
         if let admitted = event as? AdmissionHandler.Admitted {
             session.origin.pid = admitted.peer.pid
             session.origin.uid = admitted.peer.uid
+            let process = PeerProcess(pid: admitted.peer.pid)
+            session.origin.command = process.command
+            session.origin.executable = process.executable
             accepted = true
             server.channels[session.id] = context.channel
         } else if case ChannelEvent.inputClosed = event {

@@ -1,0 +1,331 @@
+import DefaultsCore
+import FoundationEssentials
+import Logging
+import NIOCore
+import NIOPosix
+
+/// The change journal: every change the store applies to a journaled domain, one entry per key,
+/// with its time, old and new value and writer (docs/ADMINISTRATION.md, "The change journal").
+///
+/// Owned by the state-owning loop, like the store that records into it. Recording costs the loop
+/// an append to a list. An entry is written only once its change is durable in the domain's
+/// file: the write-behind reports each flush (``domainsWritten(_:)``), and the entries it covers
+/// go to the journal thread, one batch at a time, so the files grow in the order changes were
+/// made, and a crash never leaves an entry for a change it lost (whose generation, the entry's
+/// id, the next run would give again). Reads (`history`, `revert`) run on the same thread, after
+/// the batch in flight, and add the entries not yet handed over, so they see every change made
+/// before they were asked. The loop never reads or writes a journal file.
+final class ChangeJournal {
+    let eventLoop: EventLoop
+    private let files: JournalFiles
+    private let thread: NIOThreadPool
+    private let logger: Logger
+    private(set) var configuration: JournalConfiguration
+    /// Whether a key's values are secret (a Settings bundle's `IsSecure` text field): such a
+    /// change is recorded without its values.
+    var isSecure: (DomainName, String) -> Bool = { _, _ in false }
+    /// Recorded, not yet handed to the journal thread, in the order they were recorded.
+    private var pending: [DomainName: [JournalEntry]] = [:]
+    /// Each domain's generation durable on disk, as the write-behind reported it: the entries up
+    /// to it may be written.
+    private var durable: [DomainName: Int64] = [:]
+    /// The batch being written, and whether another is due when it is done.
+    private var inFlight: EventLoopFuture<Void>?
+    private var writeAgain = false
+    /// What the journal thread reported of each file: unknown (nil) until its first batch of
+    /// this run, which compacts the file and so learns it.
+    private var fileSizes: [DomainName: JournalFileSize] = [:]
+    /// Domains whose journal could not be written, logged once each until a write succeeds.
+    private var failing: Set<DomainName> = []
+
+    init(eventLoop: EventLoop, stateDirectory: String, thread: NIOThreadPool, configuration: JournalConfiguration, logger: Logger) {
+        self.eventLoop = eventLoop
+        self.files = JournalFiles(stateDirectory: stateDirectory)
+        self.thread = thread
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// Applies a new configuration (on reload): bounds, exclusions, on or off.
+    func reconfigure(_ configuration: JournalConfiguration) {
+        eventLoop.preconditionInEventLoop()
+        self.configuration = configuration
+    }
+
+    func records(_ domain: DomainName) -> Bool { configuration.records(domain) }
+
+    // MARK: - Recording
+
+    /// Records the changes `effective` made to `domain`: `before` holds the changed keys'
+    /// values before it (a key absent there was absent).
+    func record(_ effective: Changeset, before: [String: PlistValue], generation: Int64, origin: Origin) {
+        eventLoop.preconditionInEventLoop()
+        let domain = effective.domain
+        // To the millisecond, never later than the change: a revert to "now" undoes nothing.
+        let time = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 * 1000).rounded(.down) / 1000)
+        var entries = pending[domain] ?? []
+        pending[domain] = nil  // appended in place, not copied
+        func append(_ key: String, _ new: PlistValue?) {
+            let change: JournalEntry.Change = isSecure(domain, key) ? .secure : .values(old: before[key], new: new)
+            entries.append(JournalEntry(id: generation, time: time, domain: domain, key: key, change: change, origin: origin))
+        }
+        if let (key, new) = effective.onlyChange {
+            append(key, new)
+        } else {
+            // One change's keys in a stable order, as its event lists them.
+            for (key, new) in effective.sorted(by: { $0.key < $1.key }) { append(key, new) }
+        }
+        // More than a compaction keeps would be cut there anyway: a burst that outruns the disk
+        // holds no more than that in memory.
+        let bounds = configuration.bounds
+        if entries.count > bounds.compactionEntries { entries.removeFirst(entries.count - bounds.maximumEntries) }
+        pending[domain] = entries
+    }
+
+    /// The write-behind made these domains durable at these generations: their entries up to
+    /// them are written now.
+    func domainsWritten(_ generations: [DomainName: Int64]) {
+        eventLoop.preconditionInEventLoop()
+        for (domain, generation) in generations where pending[domain] != nil {
+            durable[domain] = max(durable[domain] ?? 0, generation)
+        }
+        writeNow()
+    }
+
+    /// Hands every entry whose change is durable to the journal thread, unless a batch is being
+    /// written: then its completion does.
+    private func writeNow() {
+        guard inFlight == nil else {
+            writeAgain = true
+            return
+        }
+        var entries: [DomainName: [JournalEntry]] = [:]
+        for (domain, generation) in durable {
+            guard let recorded = pending[domain] else { continue }
+            let count = recorded.prefix { $0.id <= generation }.count
+            guard count > 0 else { continue }
+            entries[domain] = Array(recorded[..<count])
+            pending[domain] = count == recorded.count ? nil : Array(recorded[count...])
+        }
+        durable = durable.filter { pending[$0.key] != nil }
+        guard !entries.isEmpty else { return }
+        let batch = JournalBatch(
+            entries: entries, sizes: entries.keys.reduce(into: [:]) { $0[$1] = fileSizes[$1] }, bounds: configuration.bounds,
+            now: Date())
+        let files = self.files
+        let written = thread.runIfActive(eventLoop: eventLoop) { batch.write(to: files) }.assumeIsolated().map { [self] outcome in
+            for (domain, size) in outcome.sizes { fileSizes[domain] = size }
+            for (domain, error) in outcome.failures where failing.insert(domain).inserted {
+                logger.error("the change journal could not be written; these changes are not recorded", metadata: [
+                    "domain": "\(domain)", "error": "\(error.message)"])
+            }
+            failing.subtract(outcome.sizes.keys)
+        }.recover { [self] error in
+            logger.error("the change journal could not be written", metadata: ["error": "\(error)"])
+        }.always { [self] _ in
+            inFlight = nil
+            if writeAgain {
+                writeAgain = false
+                writeNow()
+            }
+        }
+        inFlight = written.nonisolated()
+    }
+
+    /// Succeeds once every entry whose change is durable is written: at stop, after the last
+    /// flush. An entry whose change never reached the disk is not written.
+    func finish() -> EventLoopFuture<Void> {
+        eventLoop.preconditionInEventLoop()
+        guard let inFlight else {
+            writeNow()
+            return inFlight ?? eventLoop.makeSucceededVoidFuture()
+        }
+        return inFlight.assumeIsolated().flatMap { [self] in finish() }.nonisolated()
+    }
+
+    // MARK: - Reading
+
+    /// The newest `query.limit` entries that match, oldest first: each domain's file, read on
+    /// the journal thread after the batch in flight, then the entries not handed over yet. They
+    /// are given to `answer` on that thread (an answer of thousands of entries is encoded there,
+    /// not on the loop). `no_journal` for a domain the journal does not keep.
+    func history<Answer: Sendable>(
+        _ query: HistoryQuery, answer: @escaping @Sendable ([JournalEntry]) throws -> Answer
+    ) -> EventLoopFuture<Answer> {
+        eventLoop.preconditionInEventLoop()
+        if let domain = query.domain, !records(domain) {
+            return eventLoop.makeFailedFuture(Self.notKept(domain))
+        }
+        guard configuration.isEnabled else { return eventLoop.makeFailedFuture(Self.notKept(nil)) }
+        let files = self.files
+        let bounds = configuration.bounds
+        let excluded = configuration.excludedDomains
+        let unwritten = query.domain.map { domain in pending[domain].map { [domain: $0] } ?? [:] } ?? pending
+        return thread.runIfActive(eventLoop: eventLoop) {
+            let domains = Set(query.domain.map { [$0] } ?? files.journaledDomains() + Array(unwritten.keys))
+                .filter { !excluded.contains($0.anyHost) }.sorted()
+            let oldest = Date().addingTimeInterval(-bounds.maximumAge)
+            var found: [JournalEntry] = []
+            for domain in domains {
+                // What a compaction would keep, of which what the query asks.
+                let kept = (files.entries(of: domain, maximumBytes: bounds.maximumReadBytes) + (unwritten[domain] ?? []))
+                    .filter { $0.time >= oldest }
+                found += kept.suffix(bounds.maximumEntries).filter(query.matches)
+            }
+            if query.domain == nil {
+                // By time; within one time, each domain's entries in their file's order.
+                found = found.enumerated().sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }.map(\.element)
+            }
+            return try answer(Array(found.suffix(query.limit)))
+        }
+    }
+
+    /// What undoing changes of `domain` back to `target` sets: each key the undone entries
+    /// touched, to the value it held before the first of them.
+    func revertPlan(of domain: DomainName, to target: RevertPlan.Target, key: String?) -> EventLoopFuture<RevertPlan> {
+        history(HistoryQuery(domain: domain, key: key, limit: .max)) { entries in
+            try RevertPlan(entries, to: target, domain: domain)
+        }
+    }
+
+    static func notKept(_ domain: DomainName?) -> DefaultsError {
+        guard let domain else { return DefaultsError(.noJournal, "the change journal is off (journal.enabled)") }
+        return DefaultsError(.noJournal, "the change journal does not keep \(domain): it is off, or excludes the domain (journal.excludedDomains)")
+    }
+}
+
+/// What the journal thread knows of a domain's file after writing to it.
+struct JournalFileSize: Sendable, Hashable {
+    var entries: Int
+    var bytes: Int
+}
+
+/// One batch of entries for the journal thread, with what it needs to compact.
+struct JournalBatch: Sendable {
+    var entries: [DomainName: [JournalEntry]]
+    var sizes: [DomainName: JournalFileSize?]
+    var bounds: JournalBounds
+    var now: Date
+
+    struct Outcome: Sendable {
+        var sizes: [DomainName: JournalFileSize] = [:]
+        var failures: [DomainName: DefaultsError] = [:]
+    }
+
+    /// Appends each domain's entries; or, where they would take its file past the point of
+    /// compaction, or the file was not compacted yet this run (which drops entries past the age
+    /// bound and any torn line), writes the file again with them: the file never holds more
+    /// than half as many entries or bytes again as the bounds keep.
+    func write(to files: JournalFiles) -> Outcome {
+        var outcome = Outcome()
+        var writer = JSONWriter(capacity: 16 << 10)
+        for (domain, entries) in entries {
+            writer.removeAll()
+            for entry in entries {
+                entry.encode(into: &writer, withDomain: false)
+                writer.newline()
+            }
+            do throws(DefaultsError) {
+                if var size = sizes[domain].flatMap({ $0 }), size.entries + entries.count <= bounds.compactionEntries,
+                    size.bytes + writer.count <= bounds.compactionBytes
+                {
+                    size.entries += entries.count
+                    size.bytes = try files.append(writer.bytes, to: domain)
+                    outcome.sizes[domain] = size
+                } else {
+                    outcome.sizes[domain] = try files.compact(domain, adding: entries, bounds: bounds, now: now)
+                }
+            } catch {
+                outcome.failures[domain] = error
+            }
+        }
+        return outcome
+    }
+}
+
+/// What `history` asks for.
+struct HistoryQuery: Sendable {
+    var domain: DomainName?
+    var key: String?
+    var since: Date?
+    var until: Date?
+    /// A writer's name, process, executable, `hello` name or source (``Origin/isWriter(named:)``).
+    var writer: String?
+    var limit: Int
+
+    static let defaultLimit = 1000
+    static let maximumLimit = 10_000
+
+    init(domain: DomainName?, key: String? = nil, since: Date? = nil, until: Date? = nil, writer: String? = nil, limit: Int) {
+        self.domain = domain
+        self.key = key
+        self.since = since
+        self.until = until
+        self.writer = writer
+        self.limit = limit
+    }
+
+    func matches(_ entry: JournalEntry) -> Bool {
+        if let key, entry.key != key { return false }
+        if let since, entry.time < since { return false }
+        if let until, entry.time > until { return false }
+        if let writer, !entry.origin.isWriter(named: writer) { return false }
+        return true
+    }
+}
+
+/// The changeset a `revert` applies, worked out from a domain's journal: each key the undone
+/// entries touched, set to what it held before the first of them (nil: removed).
+struct RevertPlan: Sendable, Equatable {
+    enum Target: Sendable, Equatable {
+        /// Undo this entry and every later one.
+        case entry(Int64)
+        /// Undo every change made after this time.
+        case time(Date)
+        /// Undo the latest change.
+        case latest
+    }
+
+    /// The first entry undone; nil when there is nothing to undo.
+    var from: Int64?
+    var values: [String: PlistValue?]
+    /// Secure keys among them, whose earlier values the journal never kept: left as they are.
+    var skipped: [String]
+
+    /// `entries`: the domain's journal (or one key's part of it), oldest first.
+    init(_ entries: [JournalEntry], to target: Target, domain: DomainName) throws(DefaultsError) {
+        let first: Int64?
+        switch target {
+        case .latest:
+            guard let last = entries.last else {
+                throw DefaultsError(.invalidParameter, "the change journal has no change of \(domain) to undo")
+            }
+            first = last.id
+        case .entry(let id):
+            guard entries.contains(where: { $0.id == id }) else {
+                throw DefaultsError(.invalidParameter, "the change journal has no entry \(id) for \(domain)")
+            }
+            first = id
+        case .time(let time):
+            if let oldest = entries.first, oldest.time > time {
+                throw DefaultsError(
+                    .invalidParameter,
+                    "the change journal of \(domain) goes back to \(RFC3339.format(oldest.time)); what the domain held before is not known")
+            }
+            first = entries.first { $0.time > time }?.id
+        }
+        self.from = first
+        var values: [String: PlistValue?] = [:]
+        var skipped: Set<String> = []
+        if let first {
+            for entry in entries where entry.id >= first && values[entry.key] == nil && !skipped.contains(entry.key) {
+                switch entry.change {
+                case .values(let old, _): values[entry.key] = .some(old)
+                case .secure: skipped.insert(entry.key)
+                }
+            }
+        }
+        self.values = values
+        self.skipped = skipped.sorted()
+    }
+}
