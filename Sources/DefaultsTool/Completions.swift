@@ -117,6 +117,23 @@ struct DefaultsCompletionModel: ParsableCommand {
         @Flag var json = false
         @Argument(completion: .custom(completeDomains)) var domains: [String] = []
     }
+    struct History: VerbCompletion {
+        @Flag var json = false
+        @Option var since: String?
+        @Option var by: String?
+        @Option var limit: Int?
+        @Argument(completion: .custom(completeDomains)) var domain: String?
+        @Argument var key: String?
+    }
+    struct Undo: VerbCompletion {
+        @Option var to: String?
+        @Argument(completion: .custom(completeDomains)) var domain: String
+    }
+    struct Blame: VerbCompletion {
+        @Flag var json = false
+        @Argument(completion: .custom(completeDomains)) var domain: String
+        @Argument var key: String
+    }
     struct Sync: VerbCompletion {}
     struct Roaming: VerbCompletion {
         @Flag var json = false

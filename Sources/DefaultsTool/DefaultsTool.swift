@@ -77,6 +77,11 @@ public enum DefaultsTool {
         var socketPath: String
         /// `-currentHost` (or `-host` with this machine's name): the by-host variant of each domain named.
         var host = DomainName.Host.any
+        /// The folder the daemon shares with Foundation (`$XDG_CONFIG_HOME`): a plist path inside
+        /// it names a domain, which is then changed through the daemon.
+        var storageDirectory: String
+        /// `$HOME`, which a path starting with `~` begins with.
+        var home: String
 
         /// This machine's host name.
         static var hostName: String {
@@ -95,6 +100,8 @@ public enum DefaultsTool {
 
         init(environment: [String: String]) {
             socketPath = DefaultPaths.clientSocketPath(environment: environment, uid: getuid())
+            storageDirectory = DefaultPaths.storageDirectory(environment: environment)
+            home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? FileManager.default.homeDirectoryForCurrentUser.path
         }
     }
 }

@@ -1,6 +1,5 @@
-/// The usage text: macOS's (Apple's typo `Key>` included) less the paths to plist files this port
-/// does not take as domains, followed by what this port adds. Each verb's lines come from
-/// ``Verb/all``; the rest is the prose around them.
+/// The usage text: macOS's (Apple's typo `Key>` included), followed by what this port adds.
+/// Each verb's lines come from ``Verb/all``; the rest is the prose around them.
 public enum Usage {
     /// One entry of the usage text: a syntax, and what it does, the description running on in
     /// further lines under its first.
@@ -38,6 +37,7 @@ public enum Usage {
 
     private static let macOSArguments = """
         <domain> is ( <domain_name> | -app <application_name> | -globalDomain )
+                 or a path to a file omitting the '.plist' extension
 
         <value> is one of:
           <value_rep>

@@ -223,7 +223,7 @@ import Testing
             // A value's problem is named on standard error (see argumentErrorsDoNotNeedTheDaemon); nothing else is.
             #expect(result.err.isEmpty == !arguments.contains { $0.hasPrefix("-") && $0 != "-host" }, "\(arguments): \(result.err)")
         }
-        #expect(!help.out.contains("a path to a file"), "paths are not domains in this port")
+        #expect(help.out.contains("or a path to a file omitting the '.plist' extension"), "a path may stand for a domain, as on macOS")
         #expect(try run(daemon, "READ", "com.none").message == "\nDomain com.none does not exist\n", "verbs are case-insensitive")
     }
 

@@ -14,6 +14,7 @@ import Testing
         }
         #expect(Completions.verbNames == Verb.all.map(\.name))
         #expect(Completions.verbNames.contains("read-effective"))
+        #expect(Completions.verbNames.contains("history") && Completions.verbNames.contains("undo") && Completions.verbNames.contains("blame"))
         #expect(Set(Verb.all.map(\.name)).count == Verb.all.count, "a verb is listed twice")
     }
 
@@ -52,6 +53,7 @@ import Testing
               help                                 print this help
 
             <domain> is ( <domain_name> | -app <application_name> | -globalDomain )
+                     or a path to a file omitting the '.plist' extension
 
             """))
         #expect(usage.contains("""
@@ -64,10 +66,31 @@ import Testing
 
             """))
         #expect(usage.contains("""
-              --json                               (read, domains, find, read-effective, watch, roaming, settings) prints JSON instead
+              watch [<domain> ...]                 prints every change as it happens (Ctrl-C to stop)
+              history [<domain> [<key>]]           prints each recorded change, oldest first: time,
+                                                   writer, key, old → new
+                --since <30m | 2d | time>          ... only the changes since then
+                --by <writer>                      ... only the changes of one writer: a program,
+                                                   file, managed or roaming
+                --limit <n>                        ... only the newest n
+              undo <domain>                        undoes the domain's latest change
+              undo <domain> --to <time>            returns the domain to how it was at <time>
+              blame <domain> <key>                 shows who made the key's last change, and when
+              sync                                 waits until every change is on disk
+
+            """))
+        #expect(usage.contains("""
+              --json                               (read, domains, find, read-effective, watch, history, blame, roaming, settings) prints JSON instead
 
             """))
         #expect(usage.hasSuffix("  --generate-completion-script <shell> prints a bash, zsh or fish completion script\n"))
+    }
+
+    /// The verbs that take a file's path in the domain's place, as macOS's do; the journal's and
+    /// this port's other verbs take domains only.
+    @Test func theVerbsThatTakeAFilesPath() {
+        #expect(Verb.all.filter { $0.runOnFile != nil }.map(\.name)
+            == ["read", "read-type", "write", "rename", "delete", "delete-all", "import", "export"])
     }
 
     @Test func readTypeNamesTypesAsMacOSDoes() {

@@ -21,15 +21,33 @@ extension Command {
         let client = try connect()
         guard index < arguments.count else {
             let values = try client.values(of: domain.domain)
-            guard !values.isEmpty else { throw ToolError.failure("\nDomain \(domain.displayName) does not exist\n") }
-            if options.json { printJSON(.dictionary(values)) } else { console.print(OldStyleText.describe(.dictionary(values)) + "\n") }
+            guard !values.isEmpty else { throw Command.missingDomain(domain.displayName) }
+            printDomain(values)
             return
         }
         let key = arguments[index]
         guard let value = try client.value(of: domain.domain, key: key) else {
-            throw ToolError.failure("\nThe domain/default pair of (\(domain.rawName), \(key)) does not exist\n")
+            throw Command.missingPair(domain.rawName, key)
         }
+        printValue(value)
+    }
+
+    /// A domain's values as `read <domain>` prints them.
+    func printDomain(_ values: [String: PlistValue]) {
+        if options.json { printJSON(.dictionary(values)) } else { console.print(OldStyleText.describe(.dictionary(values)) + "\n") }
+    }
+
+    /// One value as `read <domain> <key>` prints it.
+    func printValue(_ value: PlistValue) {
         if options.json { printJSON(value) } else { console.print(OldStyleText.plain(value) + "\n") }
+    }
+
+    /// macOS's words for a domain with no values.
+    static func missingDomain(_ name: String) -> ToolError { ToolError.failure("\nDomain \(name) does not exist\n") }
+
+    /// macOS's words for a key a domain does not have.
+    static func missingPair(_ domainName: String, _ key: String) -> ToolError {
+        ToolError.failure("\nThe domain/default pair of (\(domainName), \(key)) does not exist\n")
     }
 
     /// `read-type <domain> <key>`: `Type is integer`, ...
@@ -38,9 +56,7 @@ extension Command {
         let domain = try domainArgument(arguments, at: &index)
         guard arguments.count - index == 1 else { throw ToolError.usage }
         let key = arguments[index]
-        guard let value = try connect().value(of: domain.domain, key: key) else {
-            throw ToolError.failure("\nThe domain/default pair of (\(domain.rawName), \(key)) does not exist\n")
-        }
+        guard let value = try connect().value(of: domain.domain, key: key) else { throw Command.missingPair(domain.rawName, key) }
         console.printRaw("Type is \(Command.readTypeName(value.plistType))\n")
     }
 
@@ -105,9 +121,14 @@ extension Command {
         var index = 0
         let domain = try domainArgument(arguments, at: &index)
         guard arguments.count - index == 1 else { throw ToolError.failure("\nNeed a path to write to") }
-        let path = arguments[index]
         let values = try connect().values(of: domain.domain)
-        guard !values.isEmpty else { throw ToolError.failure("\nDomain \(domain.displayName) does not exist\n") }
+        guard !values.isEmpty else { throw Command.missingDomain(domain.displayName) }
+        try export(values, named: domain.displayName, to: arguments[index])
+    }
+
+    /// Writes a domain's values for `export`: XML to standard output for `-`, else a binary
+    /// property list to the file at `path`.
+    func export(_ values: [String: PlistValue], named name: String, to path: String) throws {
         if path == "-" {
             console.printRaw(String(decoding: try PropertyListFile.encode(values, format: .xml), as: UTF8.self))
             return
@@ -115,7 +136,7 @@ extension Command {
         do {
             try PropertyListFile.encode(values, format: .binary).write(to: URL(fileURLWithPath: path), options: .atomic)
         } catch {
-            throw ToolError.failure("Could not export domain \(domain.displayName) to \(path) due to \(SystemText.reason(error))")
+            throw ToolError.failure("Could not export domain \(name) to \(path) due to \(SystemText.reason(error))")
         }
     }
 }

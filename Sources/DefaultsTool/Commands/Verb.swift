@@ -28,6 +28,10 @@ struct Verb {
     /// The arguments shell completion offers after the verb.
     let completion: any VerbCompletion.Type
     let run: (Command) -> ([String]) throws -> Void
+    /// What runs the verb on a property-list file named by its path in the domain's place (one
+    /// outside the daemon's storage folder; a path inside it names a domain); nil for a verb that
+    /// takes domains only.
+    var runOnFile: ((Command) -> (PlistPath, [String]) throws -> Void)? = nil
 
     /// The verb a word on the command line names (by its name or an alias), or nil.
     static func named(_ word: String) -> Verb? {
@@ -44,46 +48,48 @@ struct Verb {
                     Usage.Line("read", "shows all defaults"),
                     Usage.Line("read <domain>", "shows defaults for given domain"),
                     Usage.Line("read <domain> <key>", "shows defaults for given domain, key"),
-                ], endsGroup: true, printsJSON: true, completion: Arguments.Read.self, run: Command.read),
+                ], endsGroup: true, printsJSON: true, completion: Arguments.Read.self, run: Command.read,
+                runOnFile: Command.readFile),
             Verb(
                 name: "read-type", origin: .macOS,
                 usage: [Usage.Line("read-type <domain> <key>", "shows the type for the given domain, key")],
-                endsGroup: true, completion: Arguments.ReadType.self, run: Command.readType),
+                endsGroup: true, completion: Arguments.ReadType.self, run: Command.readType, runOnFile: Command.readTypeInFile),
             Verb(
                 name: "write", origin: .macOS,
                 usage: [
                     Usage.Line("write <domain> <domain_rep>", "writes domain (overwrites existing)"),
                     Usage.Line("write <domain> <key> <value>", "writes key for domain"),
-                ], endsGroup: true, completion: Arguments.Write.self, run: Command.write),
+                ], endsGroup: true, completion: Arguments.Write.self, run: Command.write, runOnFile: Command.writeFile),
             Verb(
                 name: "rename", origin: .macOS,
                 usage: [Usage.Line("rename <domain> <old_key> <new_key>", "renames old_key to new_key")],
-                endsGroup: true, completion: Arguments.Rename.self, run: Command.rename),
+                endsGroup: true, completion: Arguments.Rename.self, run: Command.rename, runOnFile: Command.renameInFile),
             Verb(
                 name: "delete", aliases: ["remove"], origin: .macOS,
                 usage: [
                     Usage.Line("delete <domain>", "deletes domain"),
                     Usage.Line("delete <domain> <key>", "deletes key in domain"),
-                ], completion: Arguments.Delete.self, run: Command.delete),
+                ], completion: Arguments.Delete.self, run: Command.delete, runOnFile: Command.deleteFromFile),
             // There are no containers here, so it deletes as `delete` does. `Key>` is Apple's typo.
             Verb(
                 name: "delete-all", origin: .macOS,
                 usage: [
                     Usage.Line("delete-all <domain>", "deletes the domain from all containers"),
                     Usage.Line("delete-all <domain> Key>", "deletes key in domain from all containers"),
-                ], endsGroup: true, completion: Arguments.DeleteAll.self, run: Command.delete),
+                ], endsGroup: true, completion: Arguments.DeleteAll.self, run: Command.delete,
+                runOnFile: Command.deleteFromFile),
             Verb(
                 name: "import", origin: .macOS,
                 usage: [
                     Usage.Line("import <domain> <path to plist>", "writes the plist at path to domain"),
                     Usage.Line("import <domain> -", "writes a plist from stdin to domain"),
-                ], completion: Arguments.Import.self, run: Command.importDomain),
+                ], completion: Arguments.Import.self, run: Command.importDomain, runOnFile: Command.importIntoFile),
             Verb(
                 name: "export", origin: .macOS,
                 usage: [
                     Usage.Line("export <domain> <path to plist>", "saves domain as a binary plist to path"),
                     Usage.Line("export <domain> -", "writes domain as an xml plist to stdout"),
-                ], completion: Arguments.Export.self, run: Command.exportDomain),
+                ], completion: Arguments.Export.self, run: Command.exportDomain, runOnFile: Command.exportFile),
             Verb(
                 name: "domains", origin: .macOS, usage: [Usage.Line("domains", "lists all domains")],
                 printsJSON: true, completion: Arguments.Domains.self, run: Command.domains),
@@ -104,6 +110,26 @@ struct Verb {
                 name: "watch", origin: .defaultsd,
                 usage: [Usage.Line("watch [<domain> ...]", "prints every change as it happens (Ctrl-C to stop)")],
                 printsJSON: true, completion: Arguments.Watch.self, run: Command.watch),
+            Verb(
+                name: "history", origin: .defaultsd,
+                usage: [
+                    Usage.Line(
+                        "history [<domain> [<key>]]", "prints each recorded change, oldest first: time,",
+                        "writer, key, old → new"),
+                    Usage.Line("  --since <30m | 2d | time>", "... only the changes since then"),
+                    Usage.Line("  --by <writer>", "... only the changes of one writer: a program,", "file, managed or roaming"),
+                    Usage.Line("  --limit <n>", "... only the newest n"),
+                ], printsJSON: true, completion: Arguments.History.self, run: Command.history),
+            Verb(
+                name: "undo", origin: .defaultsd,
+                usage: [
+                    Usage.Line("undo <domain>", "undoes the domain's latest change"),
+                    Usage.Line("undo <domain> --to <time>", "returns the domain to how it was at <time>"),
+                ], completion: Arguments.Undo.self, run: Command.undo),
+            Verb(
+                name: "blame", origin: .defaultsd,
+                usage: [Usage.Line("blame <domain> <key>", "shows who made the key's last change, and when")],
+                printsJSON: true, completion: Arguments.Blame.self, run: Command.blame),
             Verb(
                 name: "sync", origin: .defaultsd, usage: [Usage.Line("sync", "waits until every change is on disk")],
                 completion: Arguments.Sync.self, run: Command.sync),

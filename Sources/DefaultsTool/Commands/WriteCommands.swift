@@ -23,41 +23,13 @@ extension Command {
             return
         }
         let key = rest[0]
-        var valueArguments = Array(rest.dropFirst())
-        // `-expect <value>` or `-expect-absent`: compare-and-set, refused with `conflict` when the
-        // key holds something else.
-        var expected: PlistValue??
-        if let at = valueArguments.firstIndex(of: "-expect") {
-            guard case .set(let value) = try ValueArguments.parse(Array(valueArguments[(at + 1)...])) else { throw ToolError.usage }
-            expected = .some(value)
-            valueArguments.removeSubrange(at...)
-        } else if valueArguments.last == "-expect-absent" {
-            expected = .some(nil)
-            valueArguments.removeLast()
-        }
-        let request = try ValueArguments.parse(valueArguments)
+        let (request, expected) = try Command.writeArguments(Array(rest.dropFirst()))
         let client = try connect()
         // Each attempt reads what it builds on, and writes only if that is still there: an
         // `-array-add` or `-dict-add` raced by another writer is built again on the new value.
         for _ in 0..<100 {
             let current = try client.value(of: domain.domain, key: key)
-            let newValue: PlistValue
-            switch request {
-            case .set(let value):
-                newValue = value
-            case .arrayAdd(let elements):
-                switch current {
-                case nil: newValue = .array(elements)
-                case .array(let existing)?: newValue = .array(existing + elements)
-                default: throw ToolError.failure("Value for key \(key) is not an array; cannot append.  Leaving defaults unchanged.")
-                }
-            case .dictionaryAdd(let members):
-                switch current {
-                case nil: newValue = .dictionary(members)
-                case .dictionary(let existing)?: newValue = .dictionary(existing.merging(members) { $1 })
-                default: throw ToolError.failure("Value for key \(key) is not a dictionary; cannot append.  Leaving defaults unchanged.")
-                }
-            }
+            let newValue = try Command.value(building: request, on: current, key: key)
             let precondition: PlistValue?? = if case .set = request { expected } else { .some(current) }
             do {
                 try perform(domain) {
@@ -84,6 +56,44 @@ extension Command {
             }
         }
         throw ToolError.failure("Could not write domain \(domain.displayName); exiting (\(key) kept changing)")
+    }
+
+    /// The value arguments of `write <domain> <key> ...`: what to write, and the value the key must
+    /// hold first when they end with `-expect <value>` or `-expect-absent` (`.some(nil)`: absent),
+    /// for a compare-and-set.
+    static func writeArguments(_ arguments: [String]) throws(ToolError) -> (request: WriteRequest, expected: PlistValue??) {
+        var valueArguments = arguments
+        var expected: PlistValue??
+        if let at = valueArguments.firstIndex(of: "-expect") {
+            guard case .set(let value) = try ValueArguments.parse(Array(valueArguments[(at + 1)...])) else { throw ToolError.usage }
+            expected = .some(value)
+            valueArguments.removeSubrange(at...)
+        } else if valueArguments.last == "-expect-absent" {
+            expected = .some(nil)
+            valueArguments.removeLast()
+        }
+        return (try ValueArguments.parse(valueArguments), expected)
+    }
+
+    /// The value `request` writes to `key`, built on the key's `current` value for `-array-add`
+    /// and `-dict-add`.
+    static func value(building request: WriteRequest, on current: PlistValue?, key: String) throws(ToolError) -> PlistValue {
+        switch request {
+        case .set(let value):
+            return value
+        case .arrayAdd(let elements):
+            switch current {
+            case nil: return .array(elements)
+            case .array(let existing)?: return .array(existing + elements)
+            default: throw ToolError.failure("Value for key \(key) is not an array; cannot append.  Leaving defaults unchanged.")
+            }
+        case .dictionaryAdd(let members):
+            switch current {
+            case nil: return .dictionary(members)
+            case .dictionary(let existing)?: return .dictionary(existing.merging(members) { $1 })
+            default: throw ToolError.failure("Value for key \(key) is not a dictionary; cannot append.  Leaving defaults unchanged.")
+            }
+        }
     }
 
     /// Runs a write; the daemon's refusal becomes macOS's message, with the daemon's reason after
@@ -149,7 +159,20 @@ extension Command {
         var index = 0
         let domain = try domainArgument(arguments, at: &index)
         guard arguments.count - index == 1 else { throw ToolError.failure("\nNeed a path to read from") }
-        let path = arguments[index]
+        let values = try importedValues(from: arguments[index])
+        guard !values.isEmpty else { return }
+        let client = try connect()
+        try perform(domain) {
+            try client.call(.apply) { w in
+                w.domain(domain.domain)
+                w.key("set"); w.dictionary(values)
+            }
+        }
+    }
+
+    /// The dictionary `import` merges: a property list in any format, from the file at `path` or,
+    /// for `-`, from standard input.
+    func importedValues(from path: String) throws(ToolError) -> [String: PlistValue] {
         let data: Data
         if path == "-" {
             data = standardInput()
@@ -172,14 +195,7 @@ extension Command {
         guard case .dictionary(let values) = root else {
             throw ToolError.failure("Property list \(OldStyleText.describe(root)) was not a dictionary\nDefaults have not been changed.\n")
         }
-        guard !values.isEmpty else { return }
-        let client = try connect()
-        try perform(domain) {
-            try client.call(.apply) { w in
-                w.domain(domain.domain)
-                w.key("set"); w.dictionary(values)
-            }
-        }
+        return values
     }
 
     /// `sync`: returns once the daemon has every accepted change on disk.

@@ -43,6 +43,23 @@ public enum OldStyleText {
         }
     }
 
+    /// A value on one line, in the syntax of ``describe(_:level:annotations:)``, as `history` and
+    /// `undo` print values: `(a, "b c", 3)`, `{k = v; n = 1;}`; a string bare only when it is
+    /// letters and digits, data as `read` prints it.
+    public static func oneLine(_ value: PlistValue) -> String {
+        switch value {
+        case .dictionary(let members):
+            let entries = members.sorted(by: { codeUnitOrder($0.key, $1.key) }).map { quoted($0.key) + " = " + oneLine($0.value) + ";" }
+            return "{" + entries.joined(separator: " ") + "}"
+        case .array(let elements):
+            return "(" + elements.map(oneLine).joined(separator: ", ") + ")"
+        case .data(let d):
+            return data(d)
+        default:
+            return quoted(plain(value))
+        }
+    }
+
     /// A scalar without quotes, as `defaults read <domain> <key>` prints it.
     public static func plain(_ value: PlistValue) -> String {
         switch value {
