@@ -5,7 +5,9 @@ import Hummingbird
 import Logging
 import SettingsBundles
 
-/// The page's JSON API, each call one or two daemon requests (docs/SETTINGS-APP.md, "API").
+/// The page's JSON API, each call one or two daemon requests (docs/SETTINGS-APP.md, "API"), and
+/// for a view with rows one `history` request more per domain it shows, for the notes of when
+/// and by what each key last changed (``lastChanges(of:)``, ``lastChangesByDomain(_:)``).
 /// Every answer comes from the daemon's own descriptions, where secure values are already
 /// masked; the app reads no domain file.
 struct SettingsAPI: Sendable {
@@ -58,15 +60,25 @@ struct SettingsAPI: Sendable {
         return ["apps": .array(apps), "otherDomains": .array(others)]
     }
 
-    /// An app's whole pane tree, in the language asked for or the browser's best match.
+    /// An app's whole pane tree, in the language asked for or the browser's best match, and
+    /// when and by what each key of the domains it shows last changed (`lastChanges`, by domain
+    /// then key).
     func app(_ domain: String, language: String?, acceptLanguage: String?) async throws -> JSON {
         let described = try await describe(domain, pane: nil, language: language, acceptLanguage: acceptLanguage)
         let entry = desktopEntries.entry(for: domain)
         let title = try await appTitle(domain, entry: entry, acceptLanguage: acceptLanguage)
+        // The app's own domain and the suites its rows keep values in.
+        let shown: Set<String> = if let root = try? Self.pane(in: described) {
+            Set([domain] + root.allRows.compactMap { $0.suite?.rawValue })
+        } else {
+            [domain]
+        }
+        let notes = await lastChangesByDomain(shown)
         return [
             "domain": .string(domain), "title": title, "icon": .bool(desktopEntries.hasIcon(entry)),
             "language": described["language"] ?? .null, "languages": described["languages"] ?? .array([]),
             "diagnostics": described["diagnostics"] ?? .array([]), "pane": described["pane"] ?? .null,
+            "lastChanges": notes,
         ]
     }
 
@@ -103,7 +115,8 @@ struct SettingsAPI: Sendable {
 
     /// A domain's keys with their types, for the plain editor. Keys a bundle marks secure are
     /// listed as set, without their value; keys an administrator forces are marked; the defaults
-    /// the domain's running apps registered follow, for keys that hold no value (`registered`).
+    /// the domain's running apps registered follow, for keys that hold no value (`registered`);
+    /// `lastChanges` says when and by what each key last changed.
     func plainDomain(_ domain: String) async throws -> JSON {
         let answer = try await ask(.request(.get, ["domain": .string(domain)]))
         let secret = try await secureKeys(of: domain)
@@ -141,7 +154,10 @@ struct SettingsAPI: Sendable {
                 ])
             }
         }
-        var page: [String: JSON] = ["domain": .string(domain), "keys": .array(keys), "types": .array(PlainValue.types.map(JSON.string))]
+        let notes = await lastChanges(of: domain)
+        var page: [String: JSON] = [
+            "domain": .string(domain), "keys": .array(keys), "types": .array(PlainValue.types.map(JSON.string)), "lastChanges": notes,
+        ]
         if let schema = await schemas.describe(domain) { page["schema"] = Self.schemaForPage(schema) }
         return .object(page)
     }
@@ -239,23 +255,32 @@ struct SettingsAPI: Sendable {
 
     /// A daemon request whose refusal becomes a ``Failure`` carrying the daemon's own message.
     func ask(_ request: JSON) async throws -> JSON {
-        let answer: JSON
+        let answer = try await reply(to: request)
+        if let refusal = DefaultsError(answer: answer) { throw Self.failure(refusal) }
+        return answer
+    }
+
+    /// The daemon's answer to `request`, a refusal included, for a caller that reads some
+    /// refusals as answers (`no_journal` to `history`). A daemon that is not there, or does not
+    /// answer within ``DaemonRelay/requestTimeout``, is a ``Failure``.
+    func reply(to request: JSON) async throws -> JSON {
         do {
-            answer = try await relay.request(request)
+            return try await relay.request(request)
         } catch let timedOut as DaemonChannel.TimedOut {
             throw Failure(status: .gatewayTimeout, code: "timed_out", message: timedOut.description)
         } catch {
             throw Failure(status: .serviceUnavailable, code: "unreachable", message: "defaultsd is not running")
         }
-        if let refusal = DefaultsError(answer: answer) {
-            let status: HTTPResponse.Status = switch refusal.code {
-            case .invalidValue, .forced, .tooLarge, .invalidKey, .noMachineID: .unprocessableContent
-            case .invalidDomain, .invalidParameter, .missingParameter: .badRequest
-            default: .internalServerError
-            }
-            throw Failure(status: status, code: refusal.code.rawValue, message: refusal.message)
+    }
+
+    /// The ``Failure`` the daemon's refusal stands for, with its code and message.
+    static func failure(_ refusal: DefaultsError) -> Failure {
+        let status: HTTPResponse.Status = switch refusal.code {
+        case .invalidValue, .forced, .tooLarge, .invalidKey, .noMachineID, .noJournal: .unprocessableContent
+        case .invalidDomain, .invalidParameter, .missingParameter: .badRequest
+        default: .internalServerError
         }
-        return answer
+        return Failure(status: status, code: refusal.code.rawValue, message: refusal.message)
     }
 
     private static func sortTitle(_ app: JSON) -> String {

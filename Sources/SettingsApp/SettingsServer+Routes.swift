@@ -69,7 +69,7 @@ extension SettingsServer {
             schemas: GSettingsSchemas(tool: configuration.schemaTool), logger: logger)
 
         let page = self.page
-        for path in ["/", "/apps/{domain}", "/domains/{domain}", "/search"] {
+        for path in ["/", "/apps/{domain}", "/domains/{domain}", "/history/{domain}", "/search"] {
             router.get(RouterPath(path)) { _, _ in Self.asset(page, type: "text/html; charset=utf-8") }
         }
         // A browser runs a module script only when it is served as JavaScript.
@@ -113,6 +113,11 @@ extension SettingsServer {
         router.get("/api/domains/{domain}") { _, context in
             try await Self.json { try await api.plainDomain(try Self.decoded("domain", of: context)) }
         }
+        router.get("/api/domains/{domain}/history") { request, context in
+            try await Self.json {
+                try await api.history(try Self.decoded("domain", of: context), acceptLanguage: request.headers[.acceptLanguage])
+            }
+        }
         router.post("/api/apps/{domain}/rows") { request, context in
             try await Self.change(request) { try await api.change(try Self.decoded("domain", of: context), body: $0) }
         }
@@ -124,6 +129,9 @@ extension SettingsServer {
         }
         router.post("/api/domains/{domain}/keys/delete") { request, context in
             try await Self.change(request) { try await api.deletePlain(try Self.decoded("domain", of: context), body: $0) }
+        }
+        router.post("/api/domains/{domain}/history/restore") { request, context in
+            try await Self.change(request) { try await api.restore(try Self.decoded("domain", of: context), body: $0) }
         }
     }
 }

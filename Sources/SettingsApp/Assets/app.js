@@ -7,7 +7,7 @@
 // server makes), and listens on /live for the domains that changed, to ask again.
 
 import { base, element, view } from "./dom.js";
-import { renderPlain } from "./domains.js";
+import { keepTimesCurrent, renderHistory, renderPlain } from "./domains.js";
 import { listen } from "./live.js";
 import { setRenderer } from "./navigation.js";
 import { renderApp } from "./panes.js";
@@ -25,6 +25,7 @@ async function render() {
   try {
     if (path.startsWith("/apps/")) content = await renderApp(decodeURIComponent(path.slice(6)), query);
     else if (path.startsWith("/domains/")) content = await renderPlain(decodeURIComponent(path.slice(9)));
+    else if (path.startsWith("/history/")) content = await renderHistory(decodeURIComponent(path.slice(9)));
     else content = await renderRoot(query.get("q") ?? "");
   } catch (error) {
     if (error.code === "unreachable") return;  // the status line says so; render again when it is back
@@ -72,3 +73,4 @@ setRenderer(render);
 window.addEventListener("popstate", () => render());
 render();
 listen();
+keepTimesCurrent();

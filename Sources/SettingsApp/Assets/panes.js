@@ -2,6 +2,7 @@
 // bundle asks for, and a multi-value row's list of choices on its own.
 
 import { change, getJSON, rowErrors } from "./api.js";
+import { changeNote, historyLink } from "./domains.js";
 import { at, element, group, languageSelect } from "./dom.js";
 import { watch } from "./live.js";
 import { appPath, link, navigate, setHeader } from "./navigation.js";
@@ -69,8 +70,10 @@ export async function renderApp(domain, query) {
         element("img", { class: "app-icon", alt: "", src: at(`/api/apps/${encodeURIComponent(domain)}/icon`) }),
         element("span", { class: "title" }, appTitle))
     : null;
+  const notes = app.lastChanges ?? {};
   return element("div", { class: "pane", "data-file": pane.file }, heading,
-    pane.sections.map((section) => group(section.title, section.footer, section.rows.map((row) => renderRow(domain, pane, row, keep)))));
+    pane.sections.map((section) => group(section.title, section.footer, section.rows.map((row) => renderRow(domain, pane, row, keep, notes)))),
+    pane === app.pane ? historyLink(domain) : null);
 }
 
 function languageName(code) {
@@ -84,7 +87,8 @@ function sliderText(value) { return Number.isInteger(value) ? String(value) : va
 
 function rowId(pane, row) { return `row-${pane.file}-${row.index}`.replace(/[^A-Za-z0-9_-]/g, "_"); }
 
-function renderRow(domain, pane, row, keep) {
+// `notes`: when and by what each key last changed, by domain then key.
+function renderRow(domain, pane, row, keep, notes) {
   const id = rowId(pane, row);
   const locked = row.locked === true;
   const control = row.control;
@@ -102,6 +106,8 @@ function renderRow(domain, pane, row, keep) {
       element("button", { class: "reset", type: "button",
         onclick: () => change(`/api/apps/${encodeURIComponent(domain)}/rows/reset`, { file: pane.file, index: row.index }, id) }, words.reset));
   }
+  const lastChange = row.key ? notes[row.suite ?? domain]?.[row.key] : undefined;
+  if (lastChange) marks.append(changeNote(lastChange));
 
   switch (control.kind) {
     case "toggleSwitch":
@@ -162,7 +168,7 @@ function renderRow(domain, pane, row, keep) {
         }, option.title)),
         marks, error);
     case "titleValue":
-      return element("div", attributes, title, element("span", { class: "detail" }, row.display));
+      return element("div", attributes, title, element("span", { class: "detail" }, row.display), marks);
     case "childPane":
       return link(appPath(domain, { ...keep, pane: control.file }), { ...attributes, class: "row link" }, title);
     default:
