@@ -56,6 +56,9 @@ struct DefaultsBench: ParsableCommand {
     @Flag(help: "Measure only the round trips against Redis and the bare server (the regression guards), then stop.")
     var roundTripsOnly = false
 
+    @Flag(help: "Measure only what the change journal costs (on against off) and its disk use.")
+    var journalOnly = false
+
     var perRound: Int { max(iterations / rounds, 100) }
     var eventsPerRound: Int { max(events / rounds, 40) }
 
@@ -71,6 +74,10 @@ struct DefaultsBench: ParsableCommand {
         report.line("defaultsd-bench: \(iterations) requests, \(events) events per measurement; \(ProcessInfo.processInfo.activeProcessorCount) cores")
         if roamingOnly {
             try reportRoaming(binary: binary, directory: directory, into: &report)
+            return print(report.text)
+        }
+        if journalOnly {
+            report.journalCost(try measureJournalCost(binary: binary, directory: directory), burst: burst)
             return print(report.text)
         }
 
@@ -177,6 +184,13 @@ struct DefaultsBench: ParsableCommand {
         }
         report.line("")
         report.line("- `didChange` file rewrites for a \(burst)-set burst to one domain: **\(ours.burstRewrites)** (target ≤ 2)")
+        do {
+            report.journalCost(
+                try measureJournalCost(binary: binary, directory: directory),
+                burst: burst)
+        } catch {
+            report.line("- change journal not measured: \(error)")
+        }
         report.line("- hand edit (a file renamed over the domain's) → `didChange` at a subscriber, \(handEdits.count) edits: "
             + "p50 **\(Report.milli(Report.percentile(handEdits, 0.5)))**, p99 \(Report.milli(Report.percentile(handEdits, 0.99))) (target p50 ≤ 20 ms)")
         if let foundationWrites {

@@ -1,0 +1,88 @@
+import DefaultsCore
+import Foundation
+import LineSocket
+
+/// What the change journal costs: two fresh daemons alike but for the journal, on and off,
+/// measured in alternating rounds; and the journal's disk use.
+extension DefaultsBench {
+    struct JournalCost {
+        var setOn: [Double] = []
+        var setOff: [Double] = []
+        /// Seconds from sending a pipelined burst of `burst` sets to its last answer, per round.
+        var burstOn: [Double] = []
+        var burstOff: [Double] = []
+        /// The journal file's size after one burst of `burst` sets to a fresh domain.
+        var bytesPerBurst = 0
+    }
+
+    func measureJournalCost(binary: String, directory: String) throws -> JournalCost {
+        func start(journal: Bool) throws -> (server: Server, socket: String, storage: String) {
+            let name = journal ? "journal-on" : "journal-off"
+            let configuration = directory + "/\(name).json"
+            try #"{ "settingsBundleDirectories": [], "journal.enabled": \#(journal) }"#.write(toFile: configuration, atomically: true, encoding: .utf8)
+            let socket = directory + "/\(name).sock", storage = directory + "/\(name)-storage"
+            let server = try Server.start(
+                binary, ["--config", configuration, "--socket", socket, "--storage-dir", storage], readyWhen: "start-up settled")
+            return (server, socket, storage)
+        }
+        let on = try start(journal: true)
+        defer { on.server.stop() }
+        let off = try start(journal: false)
+        defer { off.server.stop() }
+        let (socket, offSocket, storage) = (on.socket, off.socket, on.storage)
+        var cost = JournalCost()
+        for round in 0..<5 {
+            for (path, isOn) in [(socket, true), (offSocket, false)] {
+                let client = try LineSocket(path: path)
+                let sets = try latencies(perRound, request: { i in
+                    JSON.requestLine(.set, ["domain": "com.bench.journal", "key": .string("k\(i % 100)"), "value": .integer(Int64(round * 1_000_000 + i))]) + "\n"
+                }) { request in
+                    try client.send(bytes: request)
+                    guard try client.nextLine(hasPrefix: Self.ok) else { throw LineSocket.Failure(description: "set failed") }
+                }
+                let burst = try timeBurst(client, domain: "com.bench.journal-burst-\(round)")
+                _ = try client.request(JSON.requestLine(.synchronize))
+                if isOn {
+                    cost.setOn.append(Report.percentile(sets, 0.5))
+                    cost.burstOn.append(burst)
+                } else {
+                    cost.setOff.append(Report.percentile(sets, 0.5))
+                    cost.burstOff.append(burst)
+                }
+            }
+        }
+        // The journal is written 20 ms after its changes; a `history` waits for that.
+        let client = try LineSocket(path: socket)
+        _ = try client.request(JSON.requestLine(.history, ["domain": "com.bench.journal-burst-0", "limit": 1]))
+        let file = storage + "/.defaultsd-journal/com.bench.journal-burst-0.journal"
+        cost.bytesPerBurst = (try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? -1
+        return cost
+    }
+
+    /// A pipelined burst of `burst` sets to one domain (50 keys), timed to its last answer.
+    private func timeBurst(_ client: LineSocket, domain: String) throws -> Double {
+        var lines = ""
+        for i in 0..<burst { lines += JSON.requestLine(.set, ["domain": .string(domain), "key": .string("k\(i % 50)"), "value": .integer(Int64(i))]) + "\n" }
+        let bytes = Array(lines.utf8)
+        let start = LineSocket.now()
+        try client.send(bytes: bytes)
+        for _ in 0..<burst {
+            guard try client.nextLine(hasPrefix: Self.ok) else { throw LineSocket.Failure(description: "a burst's set failed") }
+        }
+        return LineSocket.now() - start
+    }
+}
+
+extension Report {
+    mutating func journalCost(_ cost: DefaultsBench.JournalCost, burst: Int) {
+        func median(_ samples: [Double]) -> Double { Report.percentile(samples, 0.5) }
+        let setRatio = median(cost.setOn) / median(cost.setOff)
+        let burstRatio = median(cost.burstOn) / median(cost.burstOff)
+        line("- change journal, on against off in the same run (5 alternating rounds, medians): `set` round trip p50 "
+            + "**\(Report.micro(median(cost.setOn)))** against \(Report.micro(median(cost.setOff))), ratio **\(String(format: "%.2f", setRatio))**; "
+            + "a \(burst)-set pipelined burst **\(Report.milli(median(cost.burstOn)))** against \(Report.milli(median(cost.burstOff))), "
+            + "ratio **\(String(format: "%.2f", burstRatio))** (budget ≤ 1.10 each)")
+        line("- change journal on disk: **\(String(format: "%.2f", Double(cost.bytesPerBurst) / 1_048_576)) MiB** for \(burst) changes "
+            + "(\(cost.bytesPerBurst / max(burst, 1)) bytes each)")
+    }
+}
