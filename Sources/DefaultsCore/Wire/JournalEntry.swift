@@ -40,9 +40,33 @@ public struct JournalEntry: Sendable, Hashable {
     /// The entry as one JSON object; with `domain` as an element of `history`'s answer, without
     /// it as a line of the domain's own journal file.
     public func encode(into writer: inout JSONWriter, withDomain: Bool) {
+        encode(into: &writer, withDomain: withDomain, time: RFC3339.format(time), writer: origin.writerName, origin: Self.encoded(origin))
+    }
+
+    private static func encoded(_ origin: Origin) -> [UInt8] {
+        var writer = JSONWriter(capacity: 128)
+        writer.origin(origin)
+        return writer.bytes
+    }
+
+    /// Encodes entries as the lines of a journal file (without their domain), each ended by a
+    /// newline: a time or a writer shared with the entry before (a burst of changes, one
+    /// program's) is formatted once.
+    public static func encodeLines(_ entries: some Sequence<JournalEntry>, into writer: inout JSONWriter) {
+        var time: (date: Date, text: String)?
+        var origin: (origin: Origin, name: String, bytes: [UInt8])?
+        for entry in entries {
+            if time?.date != entry.time { time = (entry.time, RFC3339.format(entry.time)) }
+            if origin?.origin != entry.origin { origin = (entry.origin, entry.origin.writerName, encoded(entry.origin)) }
+            entry.encode(into: &writer, withDomain: false, time: time!.text, writer: origin!.name, origin: origin!.bytes)
+            writer.newline()
+        }
+    }
+
+    private func encode(into writer: inout JSONWriter, withDomain: Bool, time: String, writer name: String, origin: [UInt8]) {
         writer.beginObject()
         writer.key(literal: "id"); writer.integer(id)
-        writer.key(literal: "time"); writer.string(RFC3339.format(time))
+        writer.key(literal: "time"); writer.string(time)
         if withDomain {
             writer.key(literal: "domain"); writer.string(domain.rawValue)
             if domain.isCurrentHost { writer.key(literal: "host"); writer.string(DomainName.Host.currentWireValue) }
@@ -55,8 +79,8 @@ public struct JournalEntry: Sendable, Hashable {
             if let old { writer.key(literal: "old"); writer.value(old) }
             if let new { writer.key(literal: "new"); writer.value(new) }
         }
-        writer.key(literal: "writer"); writer.string(origin.writerName)
-        writer.key(literal: "origin"); writer.origin(origin)
+        writer.key(literal: "writer"); writer.string(name)
+        writer.key(literal: "origin"); writer.raw(origin)
         writer.endObject()
     }
 

@@ -107,8 +107,10 @@ public struct Origin: Sendable, Hashable {
         case .file, .managed: return source.rawValue
         case .roaming: return host ?? source.rawValue
         case .connection:
-            let executableName = executable.map { $0.split(separator: "/").last.map(String.init) ?? $0 }
-            if let command, let executableName, executableName.hasPrefix(command) { return executableName }
+            let executableName = executable.map { path in
+                path.utf8.lastIndex(of: UInt8(ascii: "/")).map { String(path[path.utf8.index(after: $0)...]) } ?? path
+            }
+            if let command, let executableName, executableName.utf8.starts(with: command.utf8) { return executableName }
             return command ?? executableName ?? client ?? "pid \(pid)"
         }
     }

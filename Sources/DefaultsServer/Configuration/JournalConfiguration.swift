@@ -21,7 +21,9 @@ public struct JournalConfiguration: Sendable, Hashable {
     public init() {}
 
     /// Whether changes of `domain` are recorded.
-    func records(_ domain: DomainName) -> Bool { isEnabled && !excludedDomains.contains(domain.anyHost) }
+    func records(_ domain: DomainName) -> Bool {
+        isEnabled && (excludedDomains.isEmpty || !excludedDomains.contains(domain.anyHost))
+    }
 
     var bounds: JournalBounds {
         JournalBounds(

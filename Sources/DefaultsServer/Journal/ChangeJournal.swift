@@ -1,5 +1,6 @@
 import DefaultsCore
 import FoundationEssentials
+import Glibc
 import Logging
 import NIOCore
 import NIOPosix
@@ -56,30 +57,54 @@ final class ChangeJournal {
 
     // MARK: - Recording
 
-    /// Records the changes `effective` made to `domain`: `before` holds the changed keys'
-    /// values before it (a key absent there was absent).
-    func record(_ effective: Changeset, before: [String: PlistValue], generation: Int64, origin: Origin) {
+    /// What the changed keys held before a change, read before it is applied: one key's value
+    /// without a dictionary, as a single `set` changes one key.
+    enum Before {
+        case one(PlistValue?)
+        case many([String: PlistValue])
+
+        subscript(key: String) -> PlistValue? {
+            switch self {
+            case .one(let value): value
+            case .many(let values): values[key]
+            }
+        }
+    }
+
+    /// Records the changes `effective` made to its domain, with what the keys held `before`.
+    func record(_ effective: Changeset, before: Before, generation: Int64, origin: Origin) {
         eventLoop.preconditionInEventLoop()
         let domain = effective.domain
-        // To the millisecond, never later than the change: a revert to "now" undoes nothing.
-        let time = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 * 1000).rounded(.down) / 1000)
-        var entries = pending[domain] ?? []
-        pending[domain] = nil  // appended in place, not copied
-        func append(_ key: String, _ new: PlistValue?) {
-            let change: JournalEntry.Change = isSecure(domain, key) ? .secure : .values(old: before[key], new: new)
-            entries.append(JournalEntry(id: generation, time: time, domain: domain, key: key, change: change, origin: origin))
-        }
-        if let (key, new) = effective.onlyChange {
-            append(key, new)
-        } else {
-            // One change's keys in a stable order, as its event lists them.
-            for (key, new) in effective.sorted(by: { $0.key < $1.key }) { append(key, new) }
-        }
-        // More than a compaction keeps would be cut there anyway: a burst that outruns the disk
-        // holds no more than that in memory.
+        let time = Self.now()
         let bounds = configuration.bounds
-        if entries.count > bounds.compactionEntries { entries.removeFirst(entries.count - bounds.maximumEntries) }
-        pending[domain] = entries
+        func entry(_ key: String, _ new: PlistValue?) -> JournalEntry {
+            let change: JournalEntry.Change = isSecure(domain, key) ? .secure : .values(old: before[key], new: new)
+            return JournalEntry(id: generation, time: time, domain: domain, key: key, change: change, origin: origin)
+        }
+        // Appended in place: one look-up of the domain, no copy of its list.
+        mutating(&pending[domain, default: []]) { entries in
+            if let (key, new) = effective.onlyChange {
+                entries.append(entry(key, new))
+            } else {
+                // One change's keys in a stable order, as its event lists them.
+                for (key, new) in effective.sorted(by: { $0.key < $1.key }) { entries.append(entry(key, new)) }
+            }
+            // More than a compaction keeps would be cut there anyway: a burst that outruns the
+            // disk holds no more than that in memory.
+            if entries.count > bounds.compactionEntries { entries.removeFirst(entries.count - bounds.maximumEntries) }
+        }
+    }
+
+    private func mutating<Value>(_ value: inout Value, _ body: (inout Value) -> Void) { body(&value) }
+
+    /// The time of a change, to the millisecond and never later than the change (a revert to
+    /// "now" undoes nothing), from the kernel's coarse clock: read at every change, and a
+    /// precise one costs more than the rest of recording in a virtual machine. Its tick (1 to
+    /// 4 ms) is finer than a person reads a time.
+    static func now() -> Date {
+        var clock = timespec()
+        clock_gettime(CLOCK_REALTIME_COARSE, &clock)
+        return Date(timeIntervalSince1970: Double(clock.tv_sec) + Double(clock.tv_nsec / 1_000_000) / 1000)
     }
 
     /// The write-behind made these domains durable at these generations: their entries up to
@@ -221,10 +246,7 @@ struct JournalBatch: Sendable {
         var writer = JSONWriter(capacity: 16 << 10)
         for (domain, entries) in entries {
             writer.removeAll()
-            for entry in entries {
-                entry.encode(into: &writer, withDomain: false)
-                writer.newline()
-            }
+            JournalEntry.encodeLines(entries, into: &writer)
             do throws(DefaultsError) {
                 if var size = sizes[domain].flatMap({ $0 }), size.entries + entries.count <= bounds.compactionEntries,
                     size.bytes + writer.count <= bounds.compactionBytes

@@ -100,11 +100,8 @@ struct JournalFiles: Sendable {
         unlink(temporary)
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw Self.failure("create", temporary, errno) }
-        var writer = JSONWriter(capacity: 4096)
-        for entry in kept.entries {
-            entry.encode(into: &writer, withDomain: false)
-            writer.newline()
-        }
+        var writer = JSONWriter(capacity: kept.bytes + 1)
+        JournalEntry.encodeLines(kept.entries, into: &writer)
         let written = writer.withBytes { FileDescriptorIO.write($0.bindMemory(to: UInt8.self), to: fd) } && fsync(fd) == 0
         let code = errno
         close(fd)

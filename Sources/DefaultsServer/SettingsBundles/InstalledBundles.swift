@@ -179,7 +179,7 @@ final class InstalledBundles: ChangesetCheck {
 
     /// Whether a bundle shows `key` of `domain` in a secure text field (its by-host variant too).
     func isSecure(_ key: String, in domain: DomainName) -> Bool {
-        guard let checks = checksByDomain[domain.anyHost] else { return false }
+        guard !checksByDomain.isEmpty, let checks = checksByDomain[domain.anyHost] else { return false }
         return checks.contains { $0.bundle.isSecure(key, suite: $0.suite) }
     }
 

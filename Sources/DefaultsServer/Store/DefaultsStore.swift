@@ -215,7 +215,7 @@ final class DefaultsStore {
             if changeset.domain.isCurrentHost, files.hostID == nil { throw MachineID.refusal(writing: changeset.domain) }
             for check in checks { if let refusal = check.check(changeset) { throw refusal } }
         }
-        let before = journal?.records(changeset.domain) == true ? table[index].values(changedBy: changeset) : nil
+        let before = journal?.records(changeset.domain) == true ? table[index].valuesBefore(changeset) : nil
         let effective = table[index].commit(changeset, change)
         guard !effective.isEmpty else { return table[index].generation }
         table[index].generation += 1

@@ -68,11 +68,12 @@ struct DomainState {
         return PreparedChange(newSize: newSize, newFileBytes: newFileBytes, changesNothing: changesNothing, index: index)
     }
 
-    /// The values the keys of `changeset` hold now (a key absent here is absent).
-    func values(changedBy changeset: Changeset) -> [String: PlistValue] {
+    /// What the keys of `changeset` hold now, for the change journal.
+    func valuesBefore(_ changeset: Changeset) -> ChangeJournal.Before {
+        if let (key, _) = changeset.onlyChange { return .one(values[key]) }
         var found: [String: PlistValue] = [:]
         changeset.forEachChange { key, _ in found[key] = values[key] }
-        return found
+        return .many(found)
     }
 
     /// Applies a changeset prepared by ``prepare(_:)``, with nothing changed in between, and
