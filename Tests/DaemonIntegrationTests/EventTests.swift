@@ -7,6 +7,8 @@ import Testing
 /// `didChange` events through the real daemon.
 @Suite struct EventTests {
     let me = "\"pid\":\(getpid()),\"uid\":\(getuid())"
+    /// This process's name and executable, as the daemon read them when it connected.
+    let process = ",\"command\":\"\(PeerProcess(pid: getpid()).command!)\",\"executable\":\"\(PeerProcess(pid: getpid()).executable!)\""
 
     @Test func aSubscriberReceivesTheExactChange() throws {
         let daemon = try DaemonProcess()
@@ -18,13 +20,13 @@ import Testing
             == #"{"ok":true,"generations":{"com.example.bridge":1}}"#)
         try writer.request(#"{"op":"apply","domain":"com.example.bridge","set":{"warpFactor":7},"remove":["rank"]}"#)
         #expect(try subscriber.readEvent()
-            == #"{"event":"didChange","domain":"com.example.bridge","generation":2,"changes":{"rank":null,"warpFactor":7},"origin":{\#(me),"connection":1,"client":"settings"}}"#)
+            == #"{"event":"didChange","domain":"com.example.bridge","generation":2,"changes":{"rank":null,"warpFactor":7},"origin":{\#(me),"connection":1,"client":"settings"\#(process)}}"#)
         // Other domains are not sent; a write that changes nothing sends nothing.
         try writer.request(#"{"op":"set","domain":"com.example.other","key":"a","value":1}"#)
         try writer.request(#"{"op":"set","domain":"com.example.bridge","key":"warpFactor","value":7}"#)
         try writer.request(#"{"op":"set","domain":"com.example.bridge","key":"warpFactor","value":7.5}"#)
         #expect(try subscriber.readEvent()
-            == #"{"event":"didChange","domain":"com.example.bridge","generation":3,"changes":{"warpFactor":7.5},"origin":{\#(me),"connection":1,"client":"settings"}}"#)
+            == #"{"event":"didChange","domain":"com.example.bridge","generation":3,"changes":{"warpFactor":7.5},"origin":{\#(me),"connection":1,"client":"settings"\#(process)}}"#)
         #expect(try subscriber.request(#"{"op":"ping"}"#) == #"{"ok":true}"#)
         #expect(subscriber.pendingEvents.isEmpty)
     }
@@ -35,7 +37,7 @@ import Testing
         try client.request(#"{"op":"subscribe","all":true}"#)
         #expect(try client.request(#"{"op":"set","domain":"com.self","key":"k","value":"v"}"#) == #"{"ok":true,"generation":1}"#)
         #expect(try client.readEvent()
-            == #"{"event":"didChange","domain":"com.self","generation":1,"changes":{"k":"v"},"origin":{\#(me),"connection":1}}"#)
+            == #"{"event":"didChange","domain":"com.self","generation":1,"changes":{"k":"v"},"origin":{\#(me),"connection":1\#(process)}}"#)
         try client.request(#"{"op":"unsubscribe"}"#)
         try client.request(#"{"op":"set","domain":"com.self","key":"k","value":"w"}"#)
         // Events are answered in order with responses: one for the last set would precede the ping's answer.
@@ -51,7 +53,7 @@ import Testing
             try client.send(#"{"id":\#(generation),"op":"set","domain":"com.order","key":"k","value":\#(generation)}"#)
             #expect(try client.readLine() == #"{"id":\#(generation),"ok":true,"generation":\#(generation)}"#)
             #expect(try client.readLine()
-                == #"{"event":"didChange","domain":"com.order","generation":\#(generation),"changes":{"k":\#(generation)},"origin":{\#(me),"connection":1}}"#)
+                == #"{"event":"didChange","domain":"com.order","generation":\#(generation),"changes":{"k":\#(generation)},"origin":{\#(me),"connection":1\#(process)}}"#)
         }
     }
 
@@ -158,7 +160,12 @@ import Testing
     }
 
     @Test func aSubscriberThatStopsReadingNeitherGrowsMemoryNorDelaysOthers() throws {
-        let daemon = try DaemonProcess()
+        // What a stalled subscriber costs, apart from the change journal's own memory, whose
+        // bound `ChangeJournalTests.largeValuesKeepTheJournalsMemoryWithinItsBound` tests.
+        let config = FileManager.default.temporaryDirectory.appendingPathComponent("flood-\(UUID().uuidString.prefix(8)).json").path
+        try #"{ "journal": { "excludedDomains": ["com.flood"] } }"#.write(toFile: config, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: config) }
+        let daemon = try DaemonProcess(arguments: ["--config", config])
         let writer = try daemon.connect()
         let stalled = try daemon.connect()
         let reader = try daemon.connect()

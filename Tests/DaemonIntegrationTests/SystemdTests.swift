@@ -262,14 +262,14 @@ import Testing
         #expect(run.status == 0)
         let lines = text.split(separator: "\n").map(String.init)
         #expect(lines.first == "# effective configuration of defaultsd; configuration file: \(config)")
-        #expect(lines.contains(#"socket                         = "/run/user/4242/defaultsd/socket"  # default ($XDG_RUNTIME_DIR)"#))
-        #expect(lines.contains(#"storageDirectory               = "/home/picard/.config"  # default ($XDG_CONFIG_HOME)"#))
-        #expect(lines.contains(#"stateDirectory                 = "/home/picard/.local/state/defaultsd"  # default ($HOME)"#))
-        #expect(lines.contains(#"fileFormat                     = "binary"  # \#(config)"#))
-        #expect(lines.contains("coalesceMilliseconds           = 7  # --coalesce-ms"))
-        #expect(lines.contains(#"roaming.endpoints              = []  # default"#))
-        #expect(lines.contains("settingsBundleWaitMilliseconds = 5000  # default"))
-        #expect(lines.count == 29)  // the header, the 18 keys and the 10 of the roaming section
+        #expect(lines.contains(#"socket                          = "/run/user/4242/defaultsd/socket"  # default ($XDG_RUNTIME_DIR)"#))
+        #expect(lines.contains(#"storageDirectory                = "/home/picard/.config"  # default ($XDG_CONFIG_HOME)"#))
+        #expect(lines.contains(#"stateDirectory                  = "/home/picard/.local/state/defaultsd"  # default ($HOME)"#))
+        #expect(lines.contains(#"fileFormat                      = "binary"  # \#(config)"#))
+        #expect(lines.contains("coalesceMilliseconds            = 7  # --coalesce-ms"))
+        #expect(lines.contains(#"roaming.endpoints               = []  # default"#))
+        #expect(lines.contains("settingsBundleWaitMilliseconds  = 5000  # default"))
+        #expect(lines.count == 34)  // the header, the 18 keys, the 5 of the journal section and the 10 of the roaming section
     }
 
     @Test func journaldLinesCarryTheirPriority() throws {

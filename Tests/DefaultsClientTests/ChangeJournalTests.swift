@@ -107,8 +107,8 @@ struct ChangeJournalTests {
         var kept = 0
         for round in 0..<5 {
             let writer = try daemon.connect()
-            // Past the write-behind's longest wait (1 s) at times, so that some changes are durable.
-            let stop = Date().addingTimeInterval(Double.random(in: 0.2...2.5))
+            // Past the write-behind's longest wait (1 s), so that changes of every round are durable.
+            let stop = Date().addingTimeInterval(Double.random(in: 1.2...2.5))
             var sent = 0
             // Twenty at a time: the daemon is killed with requests and entries in flight, and
             // never stops reading for answers not read.
@@ -161,10 +161,45 @@ struct ChangeJournalTests {
         #expect(lines.count <= 15_000, "\(lines.count) lines on disk")
     }
 
+    /// 400 changes of 60 KB values (48 MB of entries, old and new): the journal holds what its
+    /// byte bound says in memory, not the changes' worth. Two daemons alike but for the journal,
+    /// the same changes: the one with a journal grows by at most three times its 4 MiB bound
+    /// more (the entries waiting for their changes to be durable, and a compaction's read and
+    /// its new lines).
+    @Test func largeValuesKeepTheJournalsMemoryWithinItsBound() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("journal-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try #"{ "journal": { "enabled": false } }"#.write(toFile: directory + "/off.json", atomically: true, encoding: .utf8)
+        var growth: [Int] = []
+        let daemons = [try DaemonProcess(), try DaemonProcess(arguments: ["--config", directory + "/off.json"])]
+        for daemon in daemons {
+            let writer = try daemon.connect()
+            let baseline = daemon.anonymousResidentKiB()
+            let payload = String(repeating: "z", count: 60_000)
+            for round in 0..<400 {
+                _ = try writer.request(#"{"op":"set","domain":"com.example.large","key":"k\#(round % 4)","value":"\#(payload)\#(round)"}"#)
+            }
+            _ = try writer.request(#"{"op":"synchronize"}"#)
+            _ = try writer.request(#"{"op":"ping"}"#)
+            growth.append(daemon.anonymousResidentKiB() - baseline)
+        }
+        #expect(growth[0] - growth[1] < 3 * 4096, "with the journal the daemon grew by \(growth[0]) KiB, without it by \(growth[1]) KiB")
+        // The newest changes are recorded, within the byte bound.
+        let entries = try Self.history(daemons[0], #"{"op":"history","domain":"com.example.large","limit":10000}"#)
+        #expect(entries.count > 10 && entries.count < 40, "\(entries.count) entries of 120 KB within 4 MiB")
+        #expect(entries.last?.change == .values(old: .string(String(repeating: "z", count: 60_000) + "395"), new: .string(String(repeating: "z", count: 60_000) + "399")))
+    }
+
     /// A compaction of a 15 MB journal runs on the journal thread: while it reads and rewrites
     /// the file (seconds, in a debug build), the daemon answers every other request within 0.5 s.
     @Test func compactionNeverHoldsARequest() async throws {
-        let daemon = try DaemonProcess()
+        // Bounded by entries, not bytes, so that the whole file is read and rewritten.
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("journal-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try #"{ "journal": { "maximumBytesPerDomain": 33554432 } }"#.write(toFile: directory + "/defaultsd.json", atomically: true, encoding: .utf8)
+        let daemon = try DaemonProcess(arguments: ["--config", directory + "/defaultsd.json"])
         let journal = daemon.statePath + "/.defaultsd-journal"
         try FileManager.default.createDirectory(atPath: journal, withIntermediateDirectories: true)
         // 14,000 entries of a 1 KiB value: past the entry bound, so the next write compacts it.
@@ -208,7 +243,9 @@ struct ChangeJournalTests {
         _ = try rawRequest(
             daemon, #"{"op":"set","domain":"\#(Self.domain)","key":"authorizationCode","value":"\#(secret)"}"#,
             #"{"op":"set","domain":"\#(Self.domain)","key":"authorizationCode","value":"\#(secret)-2"}"#,
-            #"{"op":"set","domain":"\#(Self.domain)","key":"officer","value":"Riker"}"#)
+            #"{"op":"set","domain":"\#(Self.domain)","key":"officer","value":"Riker"}"#,
+            // Durable, so their entries are handed to the journal's file, which a `history` then waits for.
+            #"{"op":"synchronize"}"#)
         let answer = try rawRequest(daemon, #"{"op":"history","domain":"\#(Self.domain)"}"#)[0]
         #expect(!answer.contains(secret))
         let entries = try Self.history(daemon, #"{"op":"history","domain":"\#(Self.domain)"}"#)

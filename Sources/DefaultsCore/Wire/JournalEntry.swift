@@ -50,17 +50,23 @@ public struct JournalEntry: Sendable, Hashable {
     }
 
     /// Encodes entries as the lines of a journal file (without their domain), each ended by a
-    /// newline: a time or a writer shared with the entry before (a burst of changes, one
-    /// program's) is formatted once.
-    public static func encodeLines(_ entries: some Sequence<JournalEntry>, into writer: inout JSONWriter) {
+    /// newline, until `writer` holds `limit` bytes or more; answers how many it encoded. A time
+    /// or a writer shared with the entry before (a burst of changes, one program's) is
+    /// formatted once.
+    @discardableResult
+    public static func encodeLines(_ entries: some Sequence<JournalEntry>, into writer: inout JSONWriter, upTo limit: Int = .max) -> Int {
         var time: (date: Date, text: String)?
         var origin: (origin: Origin, name: String, bytes: [UInt8])?
+        var count = 0
         for entry in entries {
+            guard writer.count < limit else { break }
+            count += 1
             if time?.date != entry.time { time = (entry.time, RFC3339.format(entry.time)) }
             if origin?.origin != entry.origin { origin = (entry.origin, entry.origin.writerName, encoded(entry.origin)) }
             entry.encode(into: &writer, withDomain: false, time: time!.text, writer: origin!.name, origin: origin!.bytes)
             writer.newline()
         }
+        return count
     }
 
     private func encode(into writer: inout JSONWriter, withDomain: Bool, time: String, writer name: String, origin: [UInt8]) {

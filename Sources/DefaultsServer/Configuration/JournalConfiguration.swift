@@ -13,8 +13,9 @@ public struct JournalConfiguration: Sendable, Hashable {
     public var maximumEntriesPerDomain = 10_000
     public var maximumDays = 30
     /// The most bytes of one domain's journal file after a compaction: values can be large, and
-    /// this bounds what a `history` reads.
-    public var maximumBytesPerDomain = 16 << 20
+    /// this bounds what a `history` or a compaction reads, and the entries held in memory until
+    /// their changes are durable. As large as a domain may be (`maximumDomainBytes`).
+    public var maximumBytesPerDomain = 4 << 20
     /// Domains whose changes are not recorded (their by-host variants neither).
     public var excludedDomains: Set<DomainName> = []
 

@@ -25,8 +25,10 @@ final class ChangeJournal {
     /// Whether a key's values are secret (a Settings bundle's `IsSecure` text field): such a
     /// change is recorded without its values.
     var isSecure: (DomainName, String) -> Bool = { _, _ in false }
-    /// Recorded, not yet handed to the journal thread, in the order they were recorded.
+    /// Recorded, not yet handed to the journal thread, in the order they were recorded, and
+    /// about how many bytes each domain's would take in its file.
     private var pending: [DomainName: [JournalEntry]] = [:]
+    private var pendingBytes: [DomainName: Int] = [:]
     /// Each domain's generation durable on disk, as the write-behind reported it: the entries up
     /// to it may be written.
     private var durable: [DomainName: Int64] = [:]
@@ -81,18 +83,51 @@ final class ChangeJournal {
             let change: JournalEntry.Change = isSecure(domain, key) ? .secure : .values(old: before[key], new: new)
             return JournalEntry(id: generation, time: time, domain: domain, key: key, change: change, origin: origin)
         }
+        var bytes = 0
         // Appended in place: one look-up of the domain, no copy of its list.
         mutating(&pending[domain, default: []]) { entries in
             if let (key, new) = effective.onlyChange {
                 entries.append(entry(key, new))
+                bytes += Self.approximateBytes(entries[entries.count - 1])
             } else {
                 // One change's keys in a stable order, as its event lists them.
-                for (key, new) in effective.sorted(by: { $0.key < $1.key }) { entries.append(entry(key, new)) }
+                for (key, new) in effective.sorted(by: { $0.key < $1.key }) {
+                    entries.append(entry(key, new))
+                    bytes += Self.approximateBytes(entries[entries.count - 1])
+                }
             }
-            // More than a compaction keeps would be cut there anyway: a burst that outruns the
-            // disk holds no more than that in memory.
-            if entries.count > bounds.compactionEntries { entries.removeFirst(entries.count - bounds.maximumEntries) }
         }
+        bytes += pendingBytes[domain] ?? 0
+        // More than a compaction keeps would be cut there anyway: changes that outrun the disk
+        // hold no more than that in memory (the values they replaced, above all).
+        if pending[domain]!.count > bounds.compactionEntries || bytes > bounds.maximumBytes {
+            mutating(&pending[domain]!) { entries in
+                var dropped = max(0, entries.count - bounds.maximumEntries)
+                for entry in entries[..<dropped] { bytes -= Self.approximateBytes(entry) }
+                while bytes > bounds.maximumBytes, dropped < entries.count - 1 {
+                    bytes -= Self.approximateBytes(entries[dropped])
+                    dropped += 1
+                }
+                entries.removeFirst(dropped)
+            }
+        }
+        pendingBytes[domain] = bytes
+    }
+
+    /// About what an entry takes in its file: its values' encoded sizes (a string's and data's
+    /// by their length, not a scan), and 256 bytes for the rest.
+    static func approximateBytes(_ entry: JournalEntry) -> Int {
+        func size(_ value: PlistValue?) -> Int {
+            switch value {
+            case nil: 0
+            case .string(let text)?: text.utf8.count + 2
+            case .data(let data)?: data.count / 3 * 4 + 16
+            case .array?, .dictionary?: WireValue.encodedSize(of: value!)
+            default: 32
+            }
+        }
+        guard case .values(let old, let new) = entry.change else { return 256 }
+        return 256 + entry.key.utf8.count + size(old) + size(new)
     }
 
     private func mutating<Value>(_ value: inout Value, _ body: (inout Value) -> Void) { body(&value) }
@@ -130,7 +165,13 @@ final class ChangeJournal {
             let count = recorded.prefix { $0.id <= generation }.count
             guard count > 0 else { continue }
             entries[domain] = Array(recorded[..<count])
-            pending[domain] = count == recorded.count ? nil : Array(recorded[count...])
+            if count == recorded.count {
+                pending[domain] = nil
+                pendingBytes[domain] = nil
+            } else {
+                pending[domain] = Array(recorded[count...])
+                pendingBytes[domain] = recorded[count...].reduce(0) { $0 + Self.approximateBytes($1) }
+            }
         }
         durable = durable.filter { pending[$0.key] != nil }
         guard !entries.isEmpty else { return }
@@ -193,7 +234,7 @@ final class ChangeJournal {
             var found: [JournalEntry] = []
             for domain in domains {
                 // What a compaction would keep, of which what the query asks.
-                let kept = (files.entries(of: domain, maximumBytes: bounds.maximumReadBytes) + (unwritten[domain] ?? []))
+                let kept = (files.entries(of: domain, maximumBytes: bounds.maximumBytes) + (unwritten[domain] ?? []))
                     .filter { $0.time >= oldest }
                 found += kept.suffix(bounds.maximumEntries).filter(query.matches)
             }
@@ -243,16 +284,13 @@ struct JournalBatch: Sendable {
     /// than half as many entries or bytes again as the bounds keep.
     func write(to files: JournalFiles) -> Outcome {
         var outcome = Outcome()
-        var writer = JSONWriter(capacity: 16 << 10)
         for (domain, entries) in entries {
-            writer.removeAll()
-            JournalEntry.encodeLines(entries, into: &writer)
             do throws(DefaultsError) {
                 if var size = sizes[domain].flatMap({ $0 }), size.entries + entries.count <= bounds.compactionEntries,
-                    size.bytes + writer.count <= bounds.compactionBytes
+                    size.bytes <= bounds.maximumBytes
                 {
                     size.entries += entries.count
-                    size.bytes = try files.append(writer.bytes, to: domain)
+                    size.bytes = try files.append(entries, to: domain)
                     outcome.sizes[domain] = size
                 } else {
                     outcome.sizes[domain] = try files.compact(domain, adding: entries, bounds: bounds, now: now)

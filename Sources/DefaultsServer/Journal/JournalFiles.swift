@@ -37,12 +37,11 @@ struct JournalFiles: Sendable {
         return (domains(in: directory, host: .any) + domains(in: directory + "/" + DomainName.byHostFolder, host: .current)).sorted()
     }
 
-    /// Appends encoded lines (each ending in a newline) to the domain's file, creating it (mode
-    /// 0600) and its folders. A file cut short by a crash gets a newline first, so the torn line
-    /// stays one line that reading skips. Anything at the path that is not a regular file (a
-    /// link, a FIFO) holds no entries of ours: it is removed and a new file is made.
-    /// Answers the file's size afterwards.
-    func append(_ lines: [UInt8], to domain: DomainName) throws(DefaultsError) -> Int {
+    /// Appends entries to the domain's file, creating it (mode 0600) and its folders, and
+    /// answers the file's size afterwards. A file cut short by a crash gets a newline first, so
+    /// the torn line stays one line that reading skips. Anything at the path that is not a
+    /// regular file (a link, a FIFO) holds no entries of ours: it is removed and a new file made.
+    func append(_ entries: [JournalEntry], to domain: DomainName) throws(DefaultsError) -> Int {
         let path = path(of: domain)
         try makeFolders(for: domain)
         var fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0o600)
@@ -57,15 +56,38 @@ struct JournalFiles: Sendable {
         guard status.st_mode & S_IFMT == S_IFREG else {
             throw DefaultsError(.ioError, "the change journal \(path) is \(RegularFile.kind(of: status.st_mode)), not a regular file")
         }
-        var bytes = lines
+        var written = 0
         if status.st_size > 0 {
             var last: UInt8 = 0
-            if pread(fd, &last, 1, off_t(status.st_size - 1)) == 1, last != UInt8(ascii: "\n") { bytes.insert(UInt8(ascii: "\n"), at: 0) }
+            if pread(fd, &last, 1, off_t(status.st_size - 1)) == 1, last != UInt8(ascii: "\n") {
+                guard FileDescriptorIO.write("\n", to: fd) else { throw Self.failure("append to", path, errno) }
+                written += 1
+            }
         }
-        let written = bytes.withUnsafeBufferPointer { FileDescriptorIO.write($0, to: fd) }
-        guard written else { throw Self.failure("append to", path, errno) }
-        return Int(status.st_size) + bytes.count
+        written += try Self.write(entries, to: fd, path: path)
+        return Int(status.st_size) + written
     }
+
+    /// Writes entries as lines, a chunk at a time: a batch of large values is never encoded
+    /// whole in memory. Answers the bytes written.
+    private static func write(_ entries: [JournalEntry], to fd: Int32, path: String) throws(DefaultsError) -> Int {
+        var writer = JSONWriter(capacity: chunkBytes + 4096)
+        var written = 0
+        var start = entries.startIndex
+        while start < entries.endIndex {
+            writer.removeAll()
+            let end = start + JournalEntry.encodeLines(entries[start...], into: &writer, upTo: chunkBytes)
+            guard writer.withBytes({ FileDescriptorIO.write($0.bindMemory(to: UInt8.self), to: fd) }) else {
+                throw failure("write", path, errno)
+            }
+            written += writer.count
+            start = end
+        }
+        return written
+    }
+
+    /// How much is encoded before it is written.
+    static let chunkBytes = 256 << 10
 
     /// The domain's entries, oldest first, of at most the last `maximumBytes` of its file (a
     /// file grown past what compaction leaves is read from its end). Lines that are not whole
@@ -88,11 +110,41 @@ struct JournalFiles: Sendable {
         return entries
     }
 
-    /// Rewrites the domain's file with the newest of its entries and `adding` (newer than all of
-    /// them) within the bounds, and answers what it kept. The new file is complete on disk
-    /// before it replaces the old one.
+    /// Rewrites the domain's file with the newest of its lines and `adding` (newer than all of
+    /// them) within the bounds, and answers what it kept. The lines kept are copied as they are,
+    /// each checked to be a whole entry recent enough, and only the file's last
+    /// ``JournalBounds/maximumBytes`` are read: a compaction holds no more than that in memory.
+    /// The new file is complete on disk before it replaces the old one.
     func compact(_ domain: DomainName, adding: [JournalEntry], bounds: JournalBounds, now: Date) throws(DefaultsError) -> JournalFileSize {
-        let kept = bounds.kept(entries(of: domain, maximumBytes: bounds.maximumReadBytes) + adding, now: now)
+        // Newest first: the added entries (each measured as its line, one at a time, so that a
+        // batch of large values is never encoded whole), then the file's lines, until a bound.
+        var keptAdded = 0
+        var bytes = 0
+        var full = false
+        var line = JSONWriter(capacity: 4096)
+        for entry in adding.reversed() {
+            line.removeAll()
+            JournalEntry.encodeLines(CollectionOfOne(entry), into: &line)
+            guard keptAdded < bounds.maximumEntries, bytes + line.count <= bounds.maximumBytes else { full = true; break }
+            bytes += line.count
+            keptAdded += 1
+        }
+        let old = full ? [] : tail(of: path(of: domain), maximumBytes: bounds.maximumBytes - bytes) ?? []
+        let oldest = now.addingTimeInterval(-bounds.maximumAge)
+        var keptOld: [Range<Int>] = []
+        if !full {
+            old.withUnsafeBytes { raw in
+                for line in Self.lines(in: old).reversed() {
+                    guard keptAdded + keptOld.count < bounds.maximumEntries, bytes + line.count <= bounds.maximumBytes else { break }
+                    let text = UnsafeRawBufferPointer(rebasing: raw[line.lowerBound..<(line.upperBound - 1)])
+                    guard let json = try? JSONParser.parse(text), let entry = JournalEntry(json: json, domain: domain), entry.domain == domain
+                    else { continue }  // not a whole entry: dropped
+                    guard entry.time >= oldest else { break }
+                    bytes += line.count
+                    keptOld.append(line)
+                }
+            }
+        }
         try makeFolders(for: domain)
         let path = path(of: domain)
         let slash = path.lastIndex(of: "/")!  // every path here is in `directory`
@@ -100,9 +152,15 @@ struct JournalFiles: Sendable {
         unlink(temporary)
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw Self.failure("create", temporary, errno) }
-        var writer = JSONWriter(capacity: kept.bytes + 1)
-        JournalEntry.encodeLines(kept.entries, into: &writer)
-        let written = writer.withBytes { FileDescriptorIO.write($0.bindMemory(to: UInt8.self), to: fd) } && fsync(fd) == 0
+        var written = Self.write(keptOld.reversed(), of: old, to: fd)
+        if written {
+            do throws(DefaultsError) {
+                _ = try Self.write(Array(adding.suffix(keptAdded)), to: fd, path: temporary)
+            } catch {
+                written = false
+            }
+        }
+        written = written && fsync(fd) == 0
         let code = errno
         close(fd)
         guard written, rename(temporary, path) == 0 else {
@@ -110,7 +168,35 @@ struct JournalFiles: Sendable {
             unlink(temporary)
             throw failure
         }
-        return JournalFileSize(entries: kept.entries.count, bytes: kept.bytes)
+        return JournalFileSize(entries: keptOld.count + keptAdded, bytes: bytes)
+    }
+
+    /// Each line of `bytes`, its newline included; a last line without one is left out (torn).
+    private static func lines(in bytes: [UInt8]) -> [Range<Int>] {
+        var lines: [Range<Int>] = []
+        var start = 0
+        for (index, byte) in bytes.enumerated() where byte == UInt8(ascii: "\n") {
+            if index > start { lines.append(start..<(index + 1)) }
+            start = index + 1
+        }
+        return lines
+    }
+
+    /// Writes the given lines of `bytes` in order, those next to each other in one call.
+    private static func write(_ lines: some Sequence<Range<Int>>, of bytes: [UInt8], to fd: Int32) -> Bool {
+        bytes.withUnsafeBufferPointer { buffer in
+            var run: Range<Int>?
+            for line in lines {
+                if let current = run, current.upperBound == line.lowerBound {
+                    run = current.lowerBound..<line.upperBound
+                    continue
+                }
+                if let current = run, !FileDescriptorIO.write(UnsafeBufferPointer(rebasing: buffer[current]), to: fd) { return false }
+                run = line
+            }
+            guard let run else { return true }
+            return FileDescriptorIO.write(UnsafeBufferPointer(rebasing: buffer[run]), to: fd)
+        }
     }
 
     /// The last `maximumBytes` of a regular file, from the start of a line; nil when there is none.
@@ -164,29 +250,8 @@ struct JournalBounds: Sendable, Hashable {
     var maximumAge: TimeInterval
     var maximumBytes: Int
 
-    /// What a read takes from a file: a compaction leaves at most `maximumBytes`, and appends
-    /// may add half as much again before the next.
-    var maximumReadBytes: Int { maximumBytes * 2 }
-
-    /// When a file is compacted: half as many entries or bytes again as it keeps, so that a
-    /// compaction, which rewrites the file, comes once per that many changes.
+    /// When a file is compacted: half as many entries again as it keeps, so that a compaction,
+    /// which rewrites the file, comes once per that many changes; or once it holds more bytes
+    /// than it keeps, when the next batch (at most ``maximumBytes`` itself) may double it.
     var compactionEntries: Int { maximumEntries + maximumEntries / 2 }
-    var compactionBytes: Int { maximumBytes + maximumBytes / 2 }
-
-    /// The newest of `entries` (oldest first) within the bounds, and their encoded size.
-    func kept(_ entries: [JournalEntry], now: Date) -> (entries: [JournalEntry], bytes: Int) {
-        let oldest = now.addingTimeInterval(-maximumAge)
-        var kept: [JournalEntry] = []
-        var bytes = 0
-        var writer = JSONWriter(capacity: 256)
-        for entry in entries.reversed() {
-            guard kept.count < maximumEntries, entry.time >= oldest else { break }
-            writer.removeAll()
-            entry.encode(into: &writer, withDomain: false)
-            guard bytes + writer.count + 1 <= maximumBytes else { break }
-            bytes += writer.count + 1
-            kept.append(entry)
-        }
-        return (kept.reversed(), bytes)
-    }
 }
