@@ -39,7 +39,11 @@ let package = Package(
     targets: [
         // The value model, the changeset and both codecs (wire JSON, on-disk plist).
         // Shared by the server and every client; no networking.
-        .target(name: "DefaultsCore"),
+        .target(name: "DefaultsCore", dependencies: ["GlibcExtras"]),
+
+        // glibc's renameat2 and malloc_trim, which Swift's Glibc module does not import: a module
+        // map and a header of declarations, nothing compiled.
+        .systemLibrary(name: "GlibcExtras"),
 
         // Settings bundles: parsing, localisation, diagnostics, defaults, write checks, rendering.
         .target(name: "SettingsBundles", dependencies: ["DefaultsCore"]),
@@ -73,7 +77,7 @@ let package = Package(
         .target(
             name: "DefaultsServer",
             dependencies: [
-                "DefaultsCore", "SettingsBundles", "EtcdWire", "EtcdGateway",
+                "DefaultsCore", "SettingsBundles", "EtcdWire", "EtcdGateway", "GlibcExtras",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

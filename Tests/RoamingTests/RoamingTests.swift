@@ -33,6 +33,13 @@ struct RoamingTests {
         #expect(next["changes"] == ["rank": "Captain"])
         #expect(next["origin"] == ["source": "roaming", "host": "B"])
 
+        // Each machine's change journal names the other machine as the writer of its change.
+        let history = try JSONParser.parse(try m["B"].connect().request(#"{"op":"history","domain":"\#(Self.domain)","key":"warp/factor"}"#))
+        let entries: [JSON] = if case .array(let list)? = history["entries"] { list } else { [] }
+        #expect(entries.count == 1)
+        #expect(entries.first?["writer"] == "A" && entries.first?["origin"] == ["source": "roaming", "host": "A"])
+        #expect(entries.first?["new"] == .real(5.0))
+
         // The key layout: one etcd key per defaults key, its slash escaped.
         #expect(try m.cluster.keys(prefix: m.prefix).sorted() == [
             m.prefix + Self.domain + "/rank", m.prefix + Self.domain + "/warp%2Ffactor",

@@ -1,12 +1,13 @@
 import Glibc
+import GlibcExtras
 
 /// Linux's `renameat2` flags: swap two paths in one step, or rename only onto a free name. With
 /// them a writer learns what its rename displaced, as one atomic act, instead of checking the
 /// path first and renaming a moment later.
 ///
 /// Swift's Glibc module does not import `renameat2` (glibc declares it only under
-/// `_GNU_SOURCE`), so it is looked up once in the C library already loaded; glibc has had it
-/// since 2.28.
+/// `_GNU_SOURCE`): `GlibcExtras` declares it, and it is linked from glibc (2.28 and later), in
+/// a static executable too.
 ///
 /// ```swift
 /// switch AtomicRename.exchange(temporary, path) {
@@ -38,17 +39,9 @@ package enum AtomicRename {
         call(source, destination, flags: 1)  // RENAME_NOREPLACE
     }
 
-    private typealias Renameat2 = @convention(c) (Int32, UnsafePointer<CChar>?, Int32, UnsafePointer<CChar>?, UInt32) -> Int32
-
-    private static let renameat2: Renameat2? = {
-        guard let library = dlopen(nil, RTLD_NOW), let symbol = dlsym(library, "renameat2") else { return nil }
-        return unsafeBitCast(symbol, to: Renameat2.self)
-    }()
-
     private static func call(_ source: String, _ destination: String, flags: UInt32) -> Outcome {
-        guard let renameat2 else { return .unsupported }
         while true {
-            if renameat2(AT_FDCWD, source, AT_FDCWD, destination, flags) == 0 { return .done }
+            if GlibcExtras.renameat2(AT_FDCWD, source, AT_FDCWD, destination, flags) == 0 { return .done }
             switch errno {
             case EINTR: continue
             case ENOENT: return .missing

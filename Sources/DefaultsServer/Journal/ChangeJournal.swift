@@ -1,6 +1,7 @@
 import DefaultsCore
 import FoundationEssentials
 import Glibc
+import GlibcExtras
 import Logging
 import NIOCore
 import NIOPosix
@@ -230,6 +231,8 @@ final class ChangeJournal {
         return thread.runIfActive(eventLoop: eventLoop) {
             let domains = Set(query.domain.map { [$0] } ?? files.journaledDomains() + Array(unwritten.keys))
                 .filter { !excluded.contains($0.anyHost) }.sorted()
+            // A read holds files' worth of entries for a moment.
+            defer { JournalMemory.giveBack() }
             let oldest = Date().addingTimeInterval(-bounds.maximumAge)
             var found: [JournalEntry] = []
             for domain in domains {
@@ -284,6 +287,7 @@ struct JournalBatch: Sendable {
     /// than half as many entries or bytes again as the bounds keep.
     func write(to files: JournalFiles) -> Outcome {
         var outcome = Outcome()
+        var compacted = false
         for (domain, entries) in entries {
             do throws(DefaultsError) {
                 if var size = sizes[domain].flatMap({ $0 }), size.entries + entries.count <= bounds.compactionEntries,
@@ -294,13 +298,28 @@ struct JournalBatch: Sendable {
                     outcome.sizes[domain] = size
                 } else {
                     outcome.sizes[domain] = try files.compact(domain, adding: entries, bounds: bounds, now: now)
+                    compacted = true
                 }
             } catch {
                 outcome.failures[domain] = error
             }
         }
+        if entries.values.reduce(0, { $0 + $1.count }) >= Self.entriesWorthTrimming || compacted { JournalMemory.giveBack() }
         return outcome
     }
+}
+
+extension JournalBatch {
+    /// A batch this large, or a compaction, leaves megabytes free in the allocator.
+    static let entriesWorthTrimming = 1000
+}
+
+/// The memory a batch or a read of the journal leaves free, given back to the kernel. Its
+/// buffers are megabytes at a time (a burst's entries, a file's tail), made and freed on the
+/// journal thread's own allocator arena, and glibc keeps freed memory of a thread's arena for
+/// the next allocation: without this, a daemon that once wrote a burst stays that much larger.
+enum JournalMemory {
+    static func giveBack() { _ = malloc_trim(0) }
 }
 
 /// What `history` asks for.

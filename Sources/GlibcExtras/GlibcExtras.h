@@ -1,0 +1,12 @@
+// Two functions of glibc that Swift's Glibc module does not import, because glibc declares them
+// only under _GNU_SOURCE: declared here as glibc does, and linked from the C library itself, in a
+// static executable too (where looking them up at run time with dlsym finds nothing). Nothing in
+// this folder is compiled.
+#include <stddef.h>
+
+// Linux's renameat2 (glibc 2.28): RENAME_EXCHANGE swaps two paths, RENAME_NOREPLACE refuses an
+// existing destination.
+int renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned int flags);
+
+// Returns the free memory of every malloc arena to the kernel (glibc 2.8).
+int malloc_trim(size_t pad);
