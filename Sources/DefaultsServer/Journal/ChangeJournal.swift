@@ -26,15 +26,15 @@ final class ChangeJournal {
     /// Whether a key's values are secret (a Settings bundle's `IsSecure` text field): such a
     /// change is recorded without its values.
     var isSecure: (DomainName, String) -> Bool = { _, _ in false }
-    /// Recorded, not yet handed to the journal thread, in the order they were recorded, and
-    /// about how many bytes each domain's would take in its file.
-    private var pending: [DomainName: [JournalEntry]] = [:]
-    private var pendingBytes: [DomainName: Int] = [:]
+    /// Recorded, not yet handed to the journal thread, in the order they were recorded.
+    private var pending: [DomainName: Pending] = [:]
     /// Each domain's generation durable on disk, as the write-behind reported it: the entries up
     /// to it may be written.
     private var durable: [DomainName: Int64] = [:]
     /// The batch being written, and whether another is due when it is done.
     private var inFlight: EventLoopFuture<Void>?
+    /// The trimming of the allocator's free memory, waiting for the journal to be quiet.
+    private var trim: Scheduled<Void>?
     private var writeAgain = false
     /// What the journal thread reported of each file: unknown (nil) until its first batch of
     /// this run, which compacts the file and so learns it.
@@ -84,35 +84,38 @@ final class ChangeJournal {
             let change: JournalEntry.Change = isSecure(domain, key) ? .secure : .values(old: before[key], new: new)
             return JournalEntry(id: generation, time: time, domain: domain, key: key, change: change, origin: origin)
         }
-        var bytes = 0
         // Appended in place: one look-up of the domain, no copy of its list.
-        mutating(&pending[domain, default: []]) { entries in
+        mutating(&pending[domain, default: Pending()]) { pending in
             if let (key, new) = effective.onlyChange {
-                entries.append(entry(key, new))
-                bytes += Self.approximateBytes(entries[entries.count - 1])
+                pending.append(entry(key, new))
             } else {
                 // One change's keys in a stable order, as its event lists them.
-                for (key, new) in effective.sorted(by: { $0.key < $1.key }) {
-                    entries.append(entry(key, new))
-                    bytes += Self.approximateBytes(entries[entries.count - 1])
-                }
+                for (key, new) in effective.sorted(by: { $0.key < $1.key }) { pending.append(entry(key, new)) }
             }
-        }
-        bytes += pendingBytes[domain] ?? 0
-        // More than a compaction keeps would be cut there anyway: changes that outrun the disk
-        // hold no more than that in memory (the values they replaced, above all).
-        if pending[domain]!.count > bounds.compactionEntries || bytes > bounds.maximumBytes {
-            mutating(&pending[domain]!) { entries in
-                var dropped = max(0, entries.count - bounds.maximumEntries)
-                for entry in entries[..<dropped] { bytes -= Self.approximateBytes(entry) }
-                while bytes > bounds.maximumBytes, dropped < entries.count - 1 {
-                    bytes -= Self.approximateBytes(entries[dropped])
+            // More than a compaction keeps would be cut there anyway: changes that outrun the
+            // disk hold no more than that in memory (the values they replaced, above all).
+            if pending.entries.count > bounds.compactionEntries || pending.bytes > bounds.maximumBytes {
+                var dropped = max(0, pending.entries.count - bounds.maximumEntries)
+                for entry in pending.entries[..<dropped] { pending.bytes -= Self.approximateBytes(entry) }
+                while pending.bytes > bounds.maximumBytes, dropped < pending.entries.count - 1 {
+                    pending.bytes -= Self.approximateBytes(pending.entries[dropped])
                     dropped += 1
                 }
-                entries.removeFirst(dropped)
+                pending.entries.removeFirst(dropped)
             }
         }
-        pendingBytes[domain] = bytes
+    }
+
+    /// A domain's entries not handed to the journal thread yet, and about how many bytes they
+    /// would take in its file.
+    struct Pending {
+        var entries: [JournalEntry] = []
+        var bytes = 0
+
+        mutating func append(_ entry: JournalEntry) {
+            entries.append(entry)
+            bytes += ChangeJournal.approximateBytes(entry)
+        }
     }
 
     /// About what an entry takes in its file: its values' encoded sizes (a string's and data's
@@ -162,16 +165,16 @@ final class ChangeJournal {
         }
         var entries: [DomainName: [JournalEntry]] = [:]
         for (domain, generation) in durable {
-            guard let recorded = pending[domain] else { continue }
+            guard let recorded = pending[domain]?.entries else { continue }
             let count = recorded.prefix { $0.id <= generation }.count
             guard count > 0 else { continue }
             entries[domain] = Array(recorded[..<count])
             if count == recorded.count {
                 pending[domain] = nil
-                pendingBytes[domain] = nil
             } else {
-                pending[domain] = Array(recorded[count...])
-                pendingBytes[domain] = recorded[count...].reduce(0) { $0 + Self.approximateBytes($1) }
+                var rest = Pending()
+                for entry in recorded[count...] { rest.append(entry) }
+                pending[domain] = rest
             }
         }
         durable = durable.filter { pending[$0.key] != nil }
@@ -182,6 +185,7 @@ final class ChangeJournal {
         let files = self.files
         let written = thread.runIfActive(eventLoop: eventLoop) { batch.write(to: files) }.assumeIsolated().map { [self] outcome in
             for (domain, size) in outcome.sizes { fileSizes[domain] = size }
+            if outcome.leftMemoryFree { trimWhenQuiet() }
             for (domain, error) in outcome.failures where failing.insert(domain).inserted {
                 logger.error("the change journal could not be written; these changes are not recorded", metadata: [
                     "domain": "\(domain)", "error": "\(error.message)"])
@@ -197,6 +201,18 @@ final class ChangeJournal {
             }
         }
         inFlight = written.nonisolated()
+    }
+
+    /// Gives the allocator's free memory back once the journal has been quiet for
+    /// ``JournalMemory/quietDelay``: each new call starts the wait again.
+    private func trimWhenQuiet() {
+        trim?.cancel()
+        let thread = self.thread
+        trim = eventLoop.assumeIsolated().scheduleTask(in: JournalMemory.quietDelay) { [self] in
+            trim = nil
+            guard inFlight == nil else { return trimWhenQuiet() }
+            thread.submit { _ in JournalMemory.giveBack() }
+        }
     }
 
     /// Succeeds once every entry whose change is durable is written: at stop, after the last
@@ -227,12 +243,12 @@ final class ChangeJournal {
         let files = self.files
         let bounds = configuration.bounds
         let excluded = configuration.excludedDomains
-        let unwritten = query.domain.map { domain in pending[domain].map { [domain: $0] } ?? [:] } ?? pending
+        let unwritten = query.domain.map { domain in pending[domain].map { [domain: $0.entries] } ?? [:] } ?? pending.mapValues(\.entries)
+        // A read holds files' worth of entries for a moment.
+        trimWhenQuiet()
         return thread.runIfActive(eventLoop: eventLoop) {
             let domains = Set(query.domain.map { [$0] } ?? files.journaledDomains() + Array(unwritten.keys))
                 .filter { !excluded.contains($0.anyHost) }.sorted()
-            // A read holds files' worth of entries for a moment.
-            defer { JournalMemory.giveBack() }
             let oldest = Date().addingTimeInterval(-bounds.maximumAge)
             var found: [JournalEntry] = []
             for domain in domains {
@@ -279,6 +295,8 @@ struct JournalBatch: Sendable {
     struct Outcome: Sendable {
         var sizes: [DomainName: JournalFileSize] = [:]
         var failures: [DomainName: DefaultsError] = [:]
+        /// Whether the batch was large enough, or compacted, to leave megabytes free.
+        var leftMemoryFree = false
     }
 
     /// Appends each domain's entries; or, where they would take its file past the point of
@@ -290,8 +308,9 @@ struct JournalBatch: Sendable {
         var compacted = false
         for (domain, entries) in entries {
             do throws(DefaultsError) {
-                if var size = sizes[domain].flatMap({ $0 }), size.entries + entries.count <= bounds.compactionEntries,
-                    size.bytes <= bounds.maximumBytes
+                // A domain with no file yet needs no compaction: its first file is written as it grows.
+                if var size = sizes[domain].flatMap({ $0 }) ?? (files.exists(domain) ? nil : JournalFileSize(entries: 0, bytes: 0)),
+                    size.entries + entries.count <= bounds.compactionEntries, size.bytes <= bounds.maximumBytes
                 {
                     size.entries += entries.count
                     size.bytes = try files.append(entries, to: domain)
@@ -304,7 +323,7 @@ struct JournalBatch: Sendable {
                 outcome.failures[domain] = error
             }
         }
-        if entries.values.reduce(0, { $0 + $1.count }) >= Self.entriesWorthTrimming || compacted { JournalMemory.giveBack() }
+        outcome.leftMemoryFree = compacted || entries.values.reduce(0, { $0 + $1.count }) >= Self.entriesWorthTrimming
         return outcome
     }
 }
@@ -315,10 +334,13 @@ extension JournalBatch {
 }
 
 /// The memory a batch or a read of the journal leaves free, given back to the kernel. Its
-/// buffers are megabytes at a time (a burst's entries, a file's tail), made and freed on the
-/// journal thread's own allocator arena, and glibc keeps freed memory of a thread's arena for
-/// the next allocation: without this, a daemon that once wrote a burst stays that much larger.
+/// buffers are megabytes at a time (a burst's entries, a file's tail), and glibc keeps freed
+/// memory in its arenas for the next allocation: without this, a daemon that once wrote a burst
+/// stays that much larger. Trimming locks each arena in turn, the loop's too, so it runs once
+/// the journal has been quiet for ``quietDelay``, never during a burst.
 enum JournalMemory {
+    static let quietDelay: TimeAmount = .seconds(1)
+
     static func giveBack() { _ = malloc_trim(0) }
 }
 

@@ -25,6 +25,12 @@ struct JournalFiles: Sendable {
         return folder + "/" + domain.rawValue + JournalFiles.fileSuffix
     }
 
+    /// Whether the domain has a journal file (or anything else at its path).
+    func exists(_ domain: DomainName) -> Bool {
+        var status = stat()
+        return lstat(path(of: domain), &status) == 0
+    }
+
     /// Every domain that has a journal file.
     func journaledDomains() -> [DomainName] {
         func domains(in folder: String, host: DomainName.Host) -> [DomainName] {
