@@ -28,13 +28,18 @@ import Testing
         return try TestEnvironment.withTemporaryHome { try run(arguments, environment: $0, input: input, socket: socket ?? "/nonexistent/socket") }
     }
 
-    private static func run(_ arguments: [String], environment: [String: String], input: String?, socket: String?) throws -> Result {
+    /// Runs the real `defaults` with `environment` (and `socket` as `DEFAULTSD_SOCKET`), in
+    /// `directory` when one is given.
+    static func run(
+        _ arguments: [String], environment: [String: String], input: String?, socket: String?, directory: String? = nil
+    ) throws -> Result {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = arguments
         var environment = environment
         if let socket { environment["DEFAULTSD_SOCKET"] = socket }
         process.environment = environment
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         let out = Pipe(), err = Pipe(), inp = Pipe()
         process.standardOutput = out
         process.standardError = err

@@ -162,6 +162,8 @@ import Testing
             let own = try client.request(#"{"op":"get","domain":"NSGlobalDomain"}"#)
             #expect(own.hasPrefix(#"{"ok":false,"error":{"code":"io_error""#) && own.contains("FIFO"), "\(own)")
         }
+        // The log is read from the daemon's standard error as it comes: wait for the line, then count.
+        #expect(daemon.waitForLog("domain file refused"))
         #expect(daemon.logOccurrences(of: "domain file refused") == 1, "refused once, not read again at each lookup: \(daemon.logText)")
 
         // Put right, it is read again and in force.

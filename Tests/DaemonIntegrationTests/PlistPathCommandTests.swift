@@ -263,21 +263,6 @@ import Testing
 extension DefaultsCommandTests {
     /// Runs the real `defaults` with exactly `environment`, in `directory` when one is given.
     static func run(_ arguments: [String], in environment: [String: String], directory: String? = nil, input: String? = nil) throws -> Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = arguments
-        process.environment = environment
-        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-        let out = Pipe(), err = Pipe(), inp = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = inp
-        try process.run()
-        if let input { inp.fileHandleForWriting.write(Data(input.utf8)) }
-        try inp.fileHandleForWriting.close()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Result(out: String(decoding: outData, as: UTF8.self), err: String(decoding: errData, as: UTF8.self), status: process.terminationStatus)
+        try run(arguments, environment: environment, input: input, socket: nil, directory: directory)
     }
 }
