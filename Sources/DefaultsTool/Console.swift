@@ -20,15 +20,7 @@ public struct Console: Sendable {
     /// An error as macOS's `NSLog` writes it: `2026-11-21 10:00:00.250 defaults[4242:4242] message`,
     /// with a newline added unless the message ends with one.
     public func log(_ message: String) {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        var parts = tm()
-        var seconds = now.tv_sec
-        localtime_r(&seconds, &parts)
-        let milliseconds = Int32(now.tv_nsec / 1_000_000)
-        let stamp = SystemText.format(
-            "%04d-%02d-%02d %02d:%02d:%02d.%03d", parts.tm_year + 1900, parts.tm_mon + 1,
-            parts.tm_mday, parts.tm_hour, parts.tm_min, parts.tm_sec, milliseconds)
+        let stamp = LocalTime.format(Date(), milliseconds: true)
         // defaults is single-threaded: its main thread's id is the process id on Linux.
         let line = "\(stamp) defaults[\(getpid()):\(getpid())] \(message)"
         standardError(line.hasSuffix("\n") ? line : line + "\n")

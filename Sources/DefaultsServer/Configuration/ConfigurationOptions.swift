@@ -187,16 +187,10 @@ extension ConfigurationOption {
                 return true
             },
             current: { .array($0.settingsBundleDirectories.map(ConfigurationValue.string)) }),
-        ConfigurationOption(
-            key: "validateSettingsBundles", flag: nil,
-            summary: "Refuse (invalid_value) writes to keys a Settings bundle describes that its specifier does not allow.",
-            expected: "true or false", needsRestart: false,
-            apply: { value, configuration in
-                guard case .bool(let flag) = value else { return false }
-                configuration.validateSettingsBundles = flag
-                return true
-            },
-            current: { .bool($0.validateSettingsBundles) }),
+        boolean(
+            "validateSettingsBundles",
+            "Refuse (invalid_value) writes to keys a Settings bundle describes that its specifier does not allow.",
+            needsRestart: false, \.validateSettingsBundles),
         managedPreferencesDirectory,
         machineIDFile,
         ConfigurationOption(
@@ -237,6 +231,20 @@ extension ConfigurationOption {
             current: { .string($0[keyPath: field]) })
     }
 
+    /// A flag: `true` or `false`.
+    private static func boolean(
+        _ key: String, _ summary: String, needsRestart: Bool, _ field: WritableKeyPath<DaemonConfiguration, Bool> & Sendable
+    ) -> ConfigurationOption {
+        ConfigurationOption(
+            key: key, flag: nil, summary: summary, expected: "true or false", needsRestart: needsRestart,
+            apply: { value, configuration in
+                guard case .bool(let flag) = value else { return false }
+                configuration[keyPath: field] = flag
+                return true
+            },
+            current: { .bool($0[keyPath: field]) })
+    }
+
     /// An optional text of the roaming section (the etcd user, the PEM files' paths), shown as it is.
     private static func optionalText(
         _ key: String, _ summary: String, path: Bool, _ field: WritableKeyPath<RoamingConfiguration, String?> & Sendable
@@ -257,16 +265,10 @@ extension ConfigurationOption {
     /// The `journal` section (docs/ADMINISTRATION.md, "The change journal"); every key applies
     /// on reload.
     static let journal: [ConfigurationOption] = [
-        ConfigurationOption(
-            key: "journal.enabled", flag: nil,
-            summary: "Record every change of a preference, with its writer, in the state directory's journal folder (history, undo, blame).",
-            expected: "true or false", needsRestart: false,
-            apply: { value, configuration in
-                guard case .bool(let flag) = value else { return false }
-                configuration.journal.isEnabled = flag
-                return true
-            },
-            current: { .bool($0.journal.isEnabled) }),
+        boolean(
+            "journal.enabled",
+            "Record every change of a preference, with its writer, in the state directory's journal folder (history, undo, blame).",
+            needsRestart: false, \.journal.isEnabled),
         journalCount(
             "journal.maximumEntriesPerDomain", "The most changes kept per domain; older ones are dropped at the next compaction.",
             1...1_000_000, \.maximumEntriesPerDomain),
@@ -367,16 +369,10 @@ extension ConfigurationOption {
                 return true
             },
             current: { $0.roaming.password == nil ? .null : .string("(set; not shown)") }),
-        ConfigurationOption(
-            key: "roaming.sendPasswordOverHTTP", flag: nil,
-            summary: "Lets roaming.password travel over http:// endpoints, unencrypted (a cluster on loopback). Default: false, and such a configuration exits 78.",
-            expected: "true or false", needsRestart: true,
-            apply: { value, configuration in
-                guard case .bool(let allowed) = value else { return false }
-                configuration.roaming.sendPasswordOverHTTP = allowed
-                return true
-            },
-            current: { .bool($0.roaming.sendPasswordOverHTTP) }),
+        boolean(
+            "roaming.sendPasswordOverHTTP",
+            "Lets roaming.password travel over http:// endpoints, unencrypted (a cluster on loopback). Default: false, and such a configuration exits 78.",
+            needsRestart: true, \.roaming.sendPasswordOverHTTP),
         optionalText(
             "roaming.certificateFile", "PEM client certificate, for a cluster that asks for one (with roaming.privateKeyFile).",
             path: true, \.certificateFile),
