@@ -52,7 +52,7 @@ UNITDIR    = $(PREFIX)/lib/systemd
 DATADIR    = $(PREFIX)/share/defaultsd
 
 .PHONY: all build run test example settings bench fuzz install clean deps-build deps-test deps-bench \
-	deps-c gsettings-backend c-test install-c
+	deps-c gsettings-backend c-test install-c crash-reports
 
 all: build
 
@@ -97,8 +97,17 @@ test: deps-test
 	$(MAKE) c-test
 	@[ -d "$(SHARED_CORPUS)/settings-bundles" ] && [ -d "$(SHARED_CORPUS)/json-test-suite" ] || \
 		echo "Note: no shared corpus at $(SHARED_CORPUS); the tests built on it are skipped, every other test runs."
-	$(SWIFT) test --disable-xctest
+	@rm -rf $(CRASH_REPORTS) && mkdir -p $(CRASH_REPORTS)
+	SWIFT_BACKTRACE=$(TEST_BACKTRACE) $(SWIFT) test --disable-xctest || { $(MAKE) --no-print-directory crash-reports; exit 1; }
 	$(MAKE) example
+
+# A crash in the tests, or in a daemon they start, writes its crashed thread's backtrace to a file
+# of CRASH_REPORTS; when the tests fail, each report is printed again last, where a CI log's tail
+# shows it, rather than lost among thousands of lines of other threads, registers and images.
+CRASH_REPORTS = .build/crash-reports
+TEST_BACKTRACE = enable=yes,interactive=no,threads=crashed,registers=none,images=none,output-to=$(CURDIR)/$(CRASH_REPORTS)
+crash-reports:
+	@for report in $(CRASH_REPORTS)/*.log; do [ -f "$$report" ] || continue; echo "== $$report"; head -n 40 "$$report"; done
 
 # Examples/ClientApp built as an app outside this repository builds: in a folder of its own, with
 # this checkout linked beside it as `defaultsd` (a path dependency's identity is its folder's
