@@ -13,6 +13,22 @@ extension DefaultsBench {
         var burstOff: [Double] = []
         /// The journal file's size after one burst of `burst` sets to a fresh domain.
         var bytesPerBurst = 0
+        /// Each daemon's CPU seconds (every thread) over all its rounds and their settling, and
+        /// the changes made in them.
+        var cpuOn = 0.0
+        var cpuOff = 0.0
+        var changes = 0
+    }
+
+    /// A daemon's CPU time so far, every thread's, in seconds (`/proc/<pid>/stat`).
+    static func cpuSeconds(of pid: pid_t) -> Double {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let end = stat.lastIndex(of: ")")
+        else { return 0 }
+        // After the command's closing parenthesis: state is field 3; utime and stime are 14 and 15.
+        let fields = stat[stat.index(after: end)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
     func measureJournalCost(binary: String, directory: String) throws -> JournalCost {
@@ -39,6 +55,7 @@ extension DefaultsBench {
         defer { if pinned { try? Server.pin([], cpus: "", client: "0-\(cpus - 1)") } }
         let (socket, offSocket, storage) = (on.socket, off.socket, on.storage)
         var cost = JournalCost()
+        let cpuAtStart = (on: Self.cpuSeconds(of: on.server.process.processIdentifier), off: Self.cpuSeconds(of: off.server.process.processIdentifier))
         for round in 0..<9 {
             for (path, isOn) in [(socket, true), (offSocket, false)] {
                 let client = try LineSocket(path: path)
@@ -50,6 +67,11 @@ extension DefaultsBench {
                 }
                 let burst = try timeBurst(client, domain: "com.bench.journal-burst-\(round)")
                 _ = try client.request(JSON.requestLine(.synchronize))
+                cost.changes += perRound + self.burst
+                // The journal thread writes a second after the changes are durable: the rounds are
+                // spaced so that this work, which no client waits for, falls between them, never
+                // into the other daemon's round. The CPU times below count it.
+                Thread.sleep(forTimeInterval: 1.5)
                 if isOn {
                     cost.setOn.append(Report.percentile(sets, 0.5))
                     cost.burstOn.append(burst)
@@ -59,7 +81,8 @@ extension DefaultsBench {
                 }
             }
         }
-        // The journal is written 20 ms after its changes; a `history` waits for that.
+        cost.cpuOn = Self.cpuSeconds(of: on.server.process.processIdentifier) - cpuAtStart.on
+        cost.cpuOff = Self.cpuSeconds(of: off.server.process.processIdentifier) - cpuAtStart.off
         let client = try LineSocket(path: socket)
         _ = try client.request(JSON.requestLine(.history, ["domain": "com.bench.journal-burst-0", "limit": 1]))
         let file = storage + "/.defaultsd-journal/com.bench.journal-burst-0.journal"
@@ -90,6 +113,9 @@ extension Report {
             + "**\(Report.micro(median(cost.setOn)))** against \(Report.micro(median(cost.setOff))), ratio **\(String(format: "%.2f", setRatio))**; "
             + "a \(burst)-set pipelined burst **\(Report.milli(median(cost.burstOn)))** against \(Report.milli(median(cost.burstOff))), "
             + "ratio **\(String(format: "%.2f", burstRatio))** (budget ≤ 1.10 each)")
+        let perChange = (on: cost.cpuOn / Double(max(cost.changes / 2, 1)), off: cost.cpuOff / Double(max(cost.changes / 2, 1)))
+        line("- change journal, CPU per change, every thread of the daemon and the journal's deferred writing included: "
+            + "**\(Report.micro(perChange.on))** against \(Report.micro(perChange.off)), ratio **\(String(format: "%.2f", perChange.on / perChange.off))**")
         line("- change journal on disk: **\(String(format: "%.2f", Double(cost.bytesPerBurst) / 1_048_576)) MiB** for \(burst) changes "
             + "(\(cost.bytesPerBurst / max(burst, 1)) bytes each)")
     }

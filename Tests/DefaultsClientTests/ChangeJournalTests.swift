@@ -244,7 +244,6 @@ struct ChangeJournalTests {
             daemon, #"{"op":"set","domain":"\#(Self.domain)","key":"authorizationCode","value":"\#(secret)"}"#,
             #"{"op":"set","domain":"\#(Self.domain)","key":"authorizationCode","value":"\#(secret)-2"}"#,
             #"{"op":"set","domain":"\#(Self.domain)","key":"officer","value":"Riker"}"#,
-            // Durable, so their entries are handed to the journal's file, which a `history` then waits for.
             #"{"op":"synchronize"}"#)
         let answer = try rawRequest(daemon, #"{"op":"history","domain":"\#(Self.domain)"}"#)[0]
         #expect(!answer.contains(secret))
@@ -252,10 +251,13 @@ struct ChangeJournalTests {
         #expect(entries.map(\.change) == [.secure, .secure, .values(old: nil, new: .string("Riker"))])
         let output = try defaultsCommand(daemon, "history", Self.domain)
         #expect(!(output.output + output.errors).contains(secret))
-        let file = try String(contentsOfFile: Self.journalPath(daemon), encoding: .utf8)
-        #expect(!file.contains(secret) && file.contains(#""secure":true"#))
         #expect(try rawRequest(daemon, #"{"op":"revert","domain":"\#(Self.domain)","to":2}"#)
             == [#"{"ok":true,"generation":4,"to":2,"changes":{"officer":null},"skipped":["authorizationCode"]}"#])
+        // An orderly stop writes every entry whose change is durable to the file.
+        #expect(daemon.terminate() == 0)
+        let file = try String(contentsOfFile: Self.journalPath(daemon), encoding: .utf8)
+        #expect(file.split(separator: "\n").count == 4)
+        #expect(!file.contains(secret) && file.contains(#""secure":true"#))
     }
 
     /// Turned off, or a domain excluded: nothing is recorded, and `history` says why.

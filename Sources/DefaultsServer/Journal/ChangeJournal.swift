@@ -12,11 +12,12 @@ import NIOPosix
 /// Owned by the state-owning loop, like the store that records into it. Recording costs the loop
 /// an append to a list. An entry is written only once its change is durable in the domain's
 /// file: the write-behind reports each flush (``domainsWritten(_:)``), and the entries it covers
-/// go to the journal thread, one batch at a time, so the files grow in the order changes were
-/// made, and a crash never leaves an entry for a change it lost (whose generation, the entry's
-/// id, the next run would give again). Reads (`history`, `revert`) run on the same thread, after
-/// the batch in flight, and add the entries not yet handed over, so they see every change made
-/// before they were asked. The loop never reads or writes a journal file.
+/// go to the journal thread ``handOverDelay`` later, one batch at a time, so the files grow in
+/// the order changes were made, and a crash never leaves an entry for a change it lost (whose
+/// generation, the entry's id, the next run would give again). Reads (`history`, `revert`) run
+/// on the same thread, after the batch in flight, and add the entries not yet handed over, so
+/// they see every change made before they were asked. A stop hands over at once and waits
+/// (``finish()``). The loop never reads or writes a journal file.
 final class ChangeJournal {
     let eventLoop: EventLoop
     private let files: JournalFiles
@@ -36,6 +37,10 @@ final class ChangeJournal {
     /// The trimming of the allocator's free memory, waiting for the journal to be quiet.
     private var trim: Scheduled<Void>?
     private var writeAgain = false
+    /// The next hand-over of durable entries to the journal thread, once one is due.
+    private var handOver: Scheduled<Void>?
+    /// Callers of ``finish()`` waiting for the next batch to start and be written.
+    private var waitingForNextBatch: [EventLoopPromise<Void>] = []
     /// What the journal thread reported of each file: unknown (nil) until its first batch of
     /// this run, which compacts the file and so learns it.
     private var fileSizes: [DomainName: JournalFileSize] = [:]
@@ -112,9 +117,10 @@ final class ChangeJournal {
         var entries: [JournalEntry] = []
         var bytes = 0
 
-        mutating func append(_ entry: JournalEntry) {
-            entries.append(entry)
+        /// Taken, not copied: a copy of an entry retains each of its strings and values.
+        mutating func append(_ entry: consuming JournalEntry) {
             bytes += ChangeJournal.approximateBytes(entry)
+            entries.append(entry)
         }
     }
 
@@ -146,14 +152,36 @@ final class ChangeJournal {
         return Date(timeIntervalSince1970: Double(clock.tv_sec) + Double(clock.tv_nsec / 1_000_000) / 1000)
     }
 
+    /// How long entries whose changes are durable wait for the journal thread. Under steady
+    /// changes the write-behind flushes every few milliseconds; handing each flush's entries over
+    /// would wake the journal thread as often, and on a machine of few CPUs each wake-up takes a
+    /// CPU from the loop or its clients. One batch a second costs the same encoding, done at
+    /// once. `history` adds the entries still waiting, so readers never see the delay; a
+    /// kill -9 may lose the last second of entries, never a change (docs/ADMINISTRATION.md).
+    static let handOverDelay: TimeAmount = .seconds(1)
+
     /// The write-behind made these domains durable at these generations: their entries up to
-    /// them are written now.
+    /// them go to the journal thread at the next hand-over.
     func domainsWritten(_ generations: [DomainName: Int64]) {
         eventLoop.preconditionInEventLoop()
         for (domain, generation) in generations where pending[domain] != nil {
             durable[domain] = max(durable[domain] ?? 0, generation)
         }
+        guard handOver == nil, !durable.isEmpty else { return }
+        handOver = eventLoop.assumeIsolated().scheduleTask(in: Self.handOverDelay) { [self] in
+            handOver = nil
+            writeNow()
+        }
+    }
+
+    /// Succeeds once every entry whose change was durable when asked is in its file: at stop,
+    /// after the last flush. An entry whose change never reached the disk is not written.
+    func finish() -> EventLoopFuture<Void> {
+        eventLoop.preconditionInEventLoop()
+        let written = eventLoop.makePromise(of: Void.self)
+        waitingForNextBatch.append(written)
         writeNow()
+        return written.futureResult
     }
 
     /// Hands every entry whose change is durable to the journal thread, unless a batch is being
@@ -163,22 +191,29 @@ final class ChangeJournal {
             writeAgain = true
             return
         }
+        let waiting = waitingForNextBatch
+        waitingForNextBatch = []
         var entries: [DomainName: [JournalEntry]] = [:]
         for (domain, generation) in durable {
             guard let recorded = pending[domain]?.entries else { continue }
             let count = recorded.prefix { $0.id <= generation }.count
             guard count > 0 else { continue }
-            entries[domain] = Array(recorded[..<count])
             if count == recorded.count {
+                // The list itself, not a copy of its entries.
+                entries[domain] = recorded
                 pending[domain] = nil
             } else {
+                entries[domain] = Array(recorded[..<count])
                 var rest = Pending()
                 for entry in recorded[count...] { rest.append(entry) }
                 pending[domain] = rest
             }
         }
         durable = durable.filter { pending[$0.key] != nil }
-        guard !entries.isEmpty else { return }
+        guard !entries.isEmpty else {
+            for promise in waiting { promise.succeed() }
+            return
+        }
         let batch = JournalBatch(
             entries: entries, sizes: entries.keys.reduce(into: [:]) { $0[$1] = fileSizes[$1] }, bounds: configuration.bounds,
             now: Date())
@@ -195,6 +230,7 @@ final class ChangeJournal {
             logger.error("the change journal could not be written", metadata: ["error": "\(error)"])
         }.always { [self] _ in
             inFlight = nil
+            for promise in waiting { promise.succeed() }
             if writeAgain {
                 writeAgain = false
                 writeNow()
@@ -213,17 +249,6 @@ final class ChangeJournal {
             guard inFlight == nil else { return trimWhenQuiet() }
             thread.submit { _ in JournalMemory.giveBack() }
         }
-    }
-
-    /// Succeeds once every entry whose change is durable is written: at stop, after the last
-    /// flush. An entry whose change never reached the disk is not written.
-    func finish() -> EventLoopFuture<Void> {
-        eventLoop.preconditionInEventLoop()
-        guard let inFlight else {
-            writeNow()
-            return inFlight ?? eventLoop.makeSucceededVoidFuture()
-        }
-        return inFlight.assumeIsolated().flatMap { [self] in finish() }.nonisolated()
     }
 
     // MARK: - Reading
