@@ -51,12 +51,30 @@ import Testing
 
     static let message = #"{"result":{"header":{"revision":"10"},"events":[{"kv":{"key":"a2V5","mod_revision":"10","value":"dHJ1ZQ=="}}]}}"#
 
-    /// The client of these tests: a request timeout no busy test run reaches, since what they
-    /// test is what the answers hold (the timeouts are `EtcdDeadlineTests`').
+    /// A request timeout no busy test run reaches, since what these tests test is what the
+    /// answers hold (the timeouts are `EtcdDeadlineTests`'). Under the whole test run, blocking
+    /// tests can hold Swift's few concurrency threads for tens of seconds, and a deadline's timer
+    /// may then be resumed before the answer that came in time.
+    static let requestTimeout = TimeAmount.seconds(300)
+
+    /// The client of these tests, for the canned gateway `server`.
     static func configuration(_ server: Channel) -> EtcdClient.Configuration {
         var configuration = EtcdClient.Configuration(endpoints: ["http://127.0.0.1:\(server.localAddress!.port!)"])
-        configuration.requestTimeout = .seconds(30)
+        configuration.requestTimeout = requestTimeout
         return configuration
+    }
+
+    /// Runs `body` with a client of `configuration` and shuts the client down whatever `body`
+    /// does: a client left running traps at its deinit, which would end the whole test run
+    /// instead of failing one test.
+    static func withClient<Outcome>(
+        _ configuration: EtcdClient.Configuration, on group: EventLoopGroup, _ body: (EtcdClient) async throws -> Outcome
+    ) async throws -> Outcome {
+        let client = try EtcdClient(configuration: configuration, eventLoopGroup: group)
+        let outcome: Result<Outcome, Error>
+        do { outcome = .success(try await body(client)) } catch { outcome = .failure(error) }
+        try await client.shutdown()
+        return try outcome.get()
     }
 
     @Test("watch lines are cut whatever the chunks: a line split across chunks, two in one, a \\r before the newline")
@@ -66,12 +84,12 @@ import Testing
         let server = try await Self.serve(
             ["/v3/watch": [String(Self.message[..<split]), String(Self.message[split...]) + "\r\n" + Self.message + "\n\n", Self.message + "\n"]],
             on: group)
-        let client = try EtcdClient(configuration: Self.configuration(server), eventLoopGroup: group)
         let received = NIOLockedValueBox<[EtcdWatchMessage]>([])
-        try await client.watch(prefix: "/p/", from: 1, member: 0) { message in received.withLockedValue { $0.append(message) } }
+        try await Self.withClient(Self.configuration(server), on: group) { client in
+            try await client.watch(prefix: "/p/", from: 1, member: 0) { message in received.withLockedValue { $0.append(message) } }
+        }
         #expect(received.withLockedValue { $0 }.map(\.revision) == [10, 10, 10])
         #expect(received.withLockedValue { $0 }.first?.events.first?.keyValue == EtcdKeyValue(key: "key", value: "true", modRevision: 10))
-        try await client.shutdown()
         try await server.close()
         try await group.shutdownGracefully()
     }
@@ -84,13 +102,13 @@ import Testing
             on: group)
         var configuration = Self.configuration(server)
         configuration.maximumMessageBytes = 4_096
-        let client = try EtcdClient(configuration: configuration, eventLoopGroup: group)
         let received = NIOLockedValueBox<[EtcdWatchMessage]>([])
-        await #expect(throws: EtcdError.malformed("a watch line longer than 4096 bytes")) {
-            try await client.watch(prefix: "/p/", from: 1, member: 0) { message in received.withLockedValue { $0.append(message) } }
+        try await Self.withClient(configuration, on: group) { client in
+            await #expect(throws: EtcdError.malformed("a watch line longer than 4096 bytes")) {
+                try await client.watch(prefix: "/p/", from: 1, member: 0) { message in received.withLockedValue { $0.append(message) } }
+            }
         }
         #expect(received.withLockedValue { $0 }.count == 1)
-        try await client.shutdown()
         try await server.close()
         try await group.shutdownGracefully()
     }
@@ -107,18 +125,18 @@ import Testing
         try await closed.close()
         var configuration = EtcdClient.Configuration(
             endpoints: [first, second].map { "http://127.0.0.1:\($0.localAddress!.port!)" } + ["http://127.0.0.1:\(closedPort)"])
-        configuration.requestTimeout = .seconds(30)
-        let client = try EtcdClient(configuration: configuration, eventLoopGroup: group)
-        #expect(try await client.status(ofMember: 0) == EtcdMemberStatus(memberID: "2943212f5e2cf73", leader: "2943212f5e2cf73", revision: 7))
-        #expect(try await client.status(ofMember: 1) == EtcdMemberStatus(memberID: "2943212f5e2cf73", leader: nil, revision: 3, errors: ["etcdserver: no leader"]))
-        do {
-            _ = try await client.status(ofMember: 2)
-            Issue.record("a closed port answered")
-        } catch {
-            guard case .unreachable(let reason) = error else { Issue.record("\(error)"); return }
-            #expect(!reason.hasPrefix("http://"), "the reason names no endpoint: \(reason)")
+        configuration.requestTimeout = Self.requestTimeout
+        try await Self.withClient(configuration, on: group) { client async throws -> Void in
+            #expect(try await client.status(ofMember: 0) == EtcdMemberStatus(memberID: "2943212f5e2cf73", leader: "2943212f5e2cf73", revision: 7))
+            #expect(try await client.status(ofMember: 1) == EtcdMemberStatus(memberID: "2943212f5e2cf73", leader: nil, revision: 3, errors: ["etcdserver: no leader"]))
+            do throws(EtcdError) {
+                _ = try await client.status(ofMember: 2)
+                Issue.record("a closed port answered")
+            } catch {
+                guard case .unreachable(let reason) = error else { Issue.record("\(error)"); return }
+                #expect(!reason.hasPrefix("http://"), "the reason names no endpoint: \(reason)")
+            }
         }
-        try await client.shutdown()
         for server in [first, second] { try await server.close() }
         try await group.shutdownGracefully()
     }
