@@ -196,6 +196,8 @@ let package = Package(
             dependencies: ["DefaultsClient", "DefaultsCore"]
         ),
 
+        // Each test case on threads of its own (`.ownThreads`), so no blocking test starves another.
+        .target(name: "TestThreads", dependencies: [.product(name: "NIOPosix", package: "swift-nio")], path: "Tests/TestThreads"),
         // Starts the real defaultsd on a temporary socket and directory, for the tests that need it,
         // and finds the shared test data.
         .target(name: "DaemonTestSupport", dependencies: ["DefaultsCore", "LineSocket", "LocalServices"], path: "Tests/DaemonTestSupport"),
@@ -212,11 +214,11 @@ let package = Package(
         // The one table of value syntax (boolean words, hex data, boolValue) every user is tested on.
         .target(name: "ValueSyntaxCases", path: "Tests/ValueSyntaxCases"),
 
-        .testTarget(name: "DefaultsCoreTests", dependencies: ["DefaultsCore", "DaemonTestSupport", "SharedCorpus", "ValueSyntaxCases"]),
+        .testTarget(name: "DefaultsCoreTests", dependencies: ["TestThreads", "DefaultsCore", "DaemonTestSupport", "SharedCorpus", "ValueSyntaxCases"]),
         .testTarget(
             name: "DefaultsServerTests",
             dependencies: [
-                "DefaultsServer", "DefaultsCore", "DaemonTestSupport", "EtcdWire", "EtcdGateway",
+                "TestThreads", "DefaultsServer", "DefaultsCore", "DaemonTestSupport", "EtcdWire", "EtcdGateway",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -226,7 +228,7 @@ let package = Package(
         .testTarget(
             name: "LineSocketTests",
             dependencies: [
-                "LineSocket", "DefaultsCore",
+                "TestThreads", "LineSocket", "DefaultsCore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
@@ -235,21 +237,22 @@ let package = Package(
         .testTarget(
             name: "EtcdGatewayTests",
             dependencies: [
-                "EtcdGateway", "EtcdWire", "DefaultsCore",
+                "TestThreads", "EtcdGateway", "EtcdWire", "DefaultsCore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
-        .testTarget(name: "SystemdSupportTests", dependencies: ["SystemdSupport"]),
+        .testTarget(name: "TestThreadsTests", dependencies: ["TestThreads", "DaemonTestSupport"]),
+        .testTarget(name: "SystemdSupportTests", dependencies: ["TestThreads", "SystemdSupport"]),
 
         // A real headless Chromium over WebDriver, for the Settings app's tests and benchmark.
         .target(name: "WebDriver"),
         .testTarget(
             name: "SettingsAppTests",
             dependencies: [
-                "SettingsApp", "SettingsBundles", "DefaultsClient", "DefaultsCore", "LineSocket", "DaemonTestSupport", "LocalServices",
+                "TestThreads", "SettingsApp", "SettingsBundles", "DefaultsClient", "DefaultsCore", "LineSocket", "DaemonTestSupport", "LocalServices",
                 "WebDriver",
                 "ValueSyntaxCases",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -258,30 +261,30 @@ let package = Package(
                 "defaultsd", "defaultsd-settings", "defaults", "FoundationDefaultsProbe",
             ]
         ),
-        .testTarget(name: "DefaultsToolTests", dependencies: ["DefaultsTool", "DefaultsCore", "ValueSyntaxCases"]),
+        .testTarget(name: "DefaultsToolTests", dependencies: ["TestThreads", "DefaultsTool", "DefaultsCore", "ValueSyntaxCases"]),
         // Every kept fuzz input (fuzz/seeds, fuzz/regressions) through its harness.
-        .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzHarnesses", "DaemonTestSupport"]),
+        .testTarget(name: "FuzzRegressionTests", dependencies: ["TestThreads", "FuzzHarnesses", "DaemonTestSupport"]),
         .testTarget(
             name: "SettingsBundleTests",
-            dependencies: ["SettingsBundles", "DefaultsCore", "DaemonTestSupport", "SharedCorpus", "ValueSyntaxCases"],
+            dependencies: ["TestThreads", "SettingsBundles", "DefaultsCore", "DaemonTestSupport", "SharedCorpus", "ValueSyntaxCases"],
             resources: [.copy("Fixtures")]
         ),
         .testTarget(
             name: "DaemonIntegrationTests",
             dependencies: [
-                "DefaultsCore", "LineSocket", "DaemonTestSupport", "LocalServices", "SharedCorpus", "defaultsd", "defaults",
+                "TestThreads", "DefaultsCore", "LineSocket", "DaemonTestSupport", "LocalServices", "SharedCorpus", "defaultsd", "defaults",
                 "FoundationDefaultsProbe",
             ]
         ),
         // Two real daemons on a real 3-member etcd cluster on loopback.
         .testTarget(
             name: "RoamingTests",
-            dependencies: ["DefaultsCore", "DefaultsClient", "LineSocket", "DaemonTestSupport", "LocalServices", "defaultsd", "defaults"]
+            dependencies: ["TestThreads", "DefaultsCore", "DefaultsClient", "LineSocket", "DaemonTestSupport", "LocalServices", "defaultsd", "defaults"]
         ),
         .testTarget(
             name: "DefaultsClientTests",
             dependencies: [
-                "DefaultsClient", "DefaultsCore", "LineSocket", "DaemonTestSupport", "LocalServices", "defaultsd", "BridgeControl",
+                "TestThreads", "DefaultsClient", "DefaultsCore", "LineSocket", "DaemonTestSupport", "LocalServices", "defaultsd", "BridgeControl",
                 "ValueSyntaxCases",
             ]
         ),

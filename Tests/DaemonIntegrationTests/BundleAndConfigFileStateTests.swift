@@ -2,6 +2,7 @@ import DefaultsCore
 import DaemonTestSupport
 import Foundation
 import LineSocket
+import TestThreads
 import Testing
 
 /// Every state a Settings bundle's files and the daemon's configuration file can be in (the
@@ -25,7 +26,7 @@ import Testing
 /// as root, who reads anything, so the daemon is started without the capabilities that let root
 /// pass file permissions (``FileState/unprivilegedCommandPrefix``), and a file of mode 000 is
 /// then refused to it as to any user.
-@Suite struct BundleAndConfigFileStateTests {
+@Suite(.ownThreads) struct BundleAndConfigFileStateTests {
     static let domain = "com.example.BridgeControl"
     /// Another app, with a whole copy of the same bundle that no state touches.
     static let otherApp = "com.example.Other"

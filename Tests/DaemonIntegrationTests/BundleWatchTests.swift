@@ -2,12 +2,13 @@ import DefaultsCore
 import DaemonTestSupport
 import Foundation
 import LineSocket
+import TestThreads
 import Testing
 
 /// Settings bundle directories are watched with inotify: a bundle installed, changed or removed
 /// while the daemon runs is in force at once, with no scan on a timer. The scan interval is set
 /// to an hour, so only a watch can explain what these tests see.
-@Suite struct BundleWatchTests {
+@Suite(.ownThreads) struct BundleWatchTests {
     static let domain = "com.example.BridgeControl"
 
     func daemon(directory: String, config: String) throws -> DaemonProcess {

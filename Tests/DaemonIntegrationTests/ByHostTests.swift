@@ -2,12 +2,13 @@ import DefaultsCore
 import DaemonTestSupport
 import Foundation
 import LineSocket
+import TestThreads
 import Testing
 
 /// By-host domains through the real daemon: `"host":"current"` on every operation that names a
 /// domain, this machine's files in `ByHost`, events and lookups that say so, Apple's order, and a
 /// machine without an id.
-@Suite struct ByHostTests {
+@Suite(.ownThreads) struct ByHostTests {
     static let domain = "com.example.bridge"
     let byHostFile = "ByHost/com.example.bridge.\(DaemonProcess.machineID).plist"
 

@@ -3,10 +3,11 @@ import DaemonTestSupport
 import Foundation
 import LineSocket
 import Synchronization
+import TestThreads
 import Testing
 
 /// The `defaults` binary against a real daemon: output, errors and exit codes, golden.
-@Suite struct DefaultsCommandTests {
+@Suite(.ownThreads) struct DefaultsCommandTests {
     static let binary = URL(fileURLWithPath: DaemonProcess.binary).deletingLastPathComponent().appendingPathComponent("defaults").path
     static let prefix = #"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} defaults\[\d+:\d+\] "#
 

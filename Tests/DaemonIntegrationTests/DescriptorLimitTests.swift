@@ -2,12 +2,13 @@ import DefaultsCore
 import DaemonTestSupport
 import Foundation
 import LineSocket
+import TestThreads
 import Testing
 
 /// The descriptors the daemon may hold bound the connections it serves: it raises its soft
 /// `RLIMIT_NOFILE` to the hard limit at start, and keeps 128 descriptors for its own files, so a
 /// full set of connections never makes its own writes fail.
-@Suite(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/prlimit"), "needs prlimit (util-linux)"))
+@Suite(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/prlimit"), "needs prlimit (util-linux)"), .ownThreads)
 struct DescriptorLimitTests {
     static func openFilesLimit(of pid: Int32) -> String? {
         let limits = (try? String(contentsOfFile: "/proc/\(pid)/limits", encoding: .utf8)) ?? ""

@@ -2,10 +2,11 @@ import DefaultsCore
 import DaemonTestSupport
 import Foundation
 import LineSocket
+import TestThreads
 import Testing
 
 /// Every error code, each answered on a connection that keeps working afterwards.
-@Suite struct ErrorTests {
+@Suite(.ownThreads) struct ErrorTests {
     static let cases: [(String, String)] = [
         ("this is not json", "bad_json"),
         (#"{"op":"set","domain":"com.x""#, "bad_json"),

@@ -2,10 +2,11 @@ import DefaultsCore
 import DaemonTestSupport
 import Foundation
 import LineSocket
+import TestThreads
 import Testing
 
 /// `didChange` events through the real daemon.
-@Suite struct EventTests {
+@Suite(.ownThreads) struct EventTests {
     let me = "\"pid\":\(getpid()),\"uid\":\(getuid())"
     /// This process's name and executable, as the daemon read them when it connected.
     let process = ",\"command\":\"\(PeerProcess(pid: getpid()).command!)\",\"executable\":\"\(PeerProcess(pid: getpid()).executable!)\""

@@ -2,6 +2,7 @@ import DefaultsCore
 import DaemonTestSupport
 import Foundation
 import LineSocket
+import TestThreads
 import Testing
 
 /// Every state a domain file can be in, crossed with every operation that touches it, through
@@ -18,7 +19,7 @@ import Testing
 /// then refused to it as to any user. A file replaced between a check and the open, again and
 /// again, must never be read as the other one: the type and size checks run on the open
 /// descriptor (`RegularFile`).
-@Suite struct FileStateMatrixTests {
+@Suite(.ownThreads) struct FileStateMatrixTests {
     static let domain = "com.example.matrix"
     /// The torn delay (1 s) and the longest deferral of a write (3 s), with room.
     static let answerWithin = 6.0

@@ -2,11 +2,12 @@ import DaemonTestSupport
 import DefaultsCore
 import Foundation
 import LineSocket
+import TestThreads
 import Testing
 
 /// The daemon gives back the mappings of its start-up code once start-up has settled, and goes
 /// on working with the code it needs faulted back in.
-@Suite struct FootprintTests {
+@Suite(.ownThreads) struct FootprintTests {
     /// Resident pages of the daemon's own executable file, KiB.
     static func executablePagesKiB(_ pid: Int32) -> Int {
         let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe")) ?? "?"

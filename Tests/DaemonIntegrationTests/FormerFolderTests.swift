@@ -2,12 +2,13 @@ import DefaultsCore
 import DaemonTestSupport
 import Foundation
 import LineSocket
+import TestThreads
 import Testing
 
 /// The domains of the folder defaultsd used before it shared Foundation's (`~/.config/defaultsd`)
 /// move to the shared folder once, at start, with their generations; nothing is lost, and a
 /// Foundation file already there is kept.
-@Suite struct FormerFolderTests {
+@Suite(.ownThreads) struct FormerFolderTests {
     func write(_ values: [String: PlistValue], to path: String) throws {
         try FileManager.default.createDirectory(
             atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path, withIntermediateDirectories: true)

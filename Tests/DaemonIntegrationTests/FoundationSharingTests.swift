@@ -3,11 +3,12 @@ import DaemonTestSupport
 import Foundation
 import LineSocket
 import LocalServices
+import TestThreads
 import Testing
 
 /// A program that uses plain Foundation `UserDefaults` (FoundationDefaultsProbe: it imports
 /// Foundation and nothing else) and the daemon, in its default folder, share one database.
-@Suite struct FoundationSharingTests {
+@Suite(.ownThreads) struct FoundationSharingTests {
     static let probe: String = {
         let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
             .appendingPathComponent("FoundationDefaultsProbe").path

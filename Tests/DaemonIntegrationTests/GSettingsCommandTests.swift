@@ -3,6 +3,7 @@ import DaemonTestSupport
 import Foundation
 import LineSocket
 import LocalServices
+import TestThreads
 import Testing
 
 /// GLib's own `gsettings` and `gsettings monitor`, unmodified, on the real daemon through the GIO
@@ -10,7 +11,7 @@ import Testing
 /// (`org.gnome.desktop.interface`, from gsettings-desktop-schemas). Every test also proves the
 /// module was used: the value is in the daemon's domain file, and GLib printed no fallback
 /// warning.
-@Suite(.enabled(if: GIOModule.isAvailable, "needs gsettings, the desktop schemas and `make gsettings-backend`"))
+@Suite(.enabled(if: GIOModule.isAvailable, "needs gsettings, the desktop schemas and `make gsettings-backend`"), .ownThreads)
 struct GSettingsCommandTests {
     static let modules = GIOModule.folder
     static let schema = "org.gnome.desktop.interface"

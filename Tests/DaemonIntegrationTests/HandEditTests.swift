@@ -2,11 +2,12 @@ import DefaultsCore
 import DaemonTestSupport
 import Foundation
 import LineSocket
+import TestThreads
 import Testing
 
 /// Domain files edited outside the daemon while it runs: each kind of edit is taken in as one
 /// `didChange` with origin `{"source":"file"}`, and nothing is lost.
-@Suite struct HandEditTests {
+@Suite(.ownThreads) struct HandEditTests {
     static let domain = "com.example.hand"
 
     /// A daemon with `com.example.hand` loaded (rank Ensign, warpFactor 5, on disk), and a

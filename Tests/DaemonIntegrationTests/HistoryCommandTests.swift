@@ -2,13 +2,14 @@ import DefaultsCore
 import DaemonTestSupport
 import Foundation
 import LineSocket
+import TestThreads
 import Testing
 
 /// `defaults history`, `undo` and `blame` against a real daemon's change journal, the changes
 /// made by the real `defaults`, so the writer is `defaults`. The expected times are read from the
 /// journal itself (`history` over the socket); `defaults` runs in UTC, where local time is the
 /// journal's own time to the second, unless a test gives another time zone.
-@Suite struct HistoryCommandTests {
+@Suite(.ownThreads) struct HistoryCommandTests {
     static func run(_ daemon: DaemonProcess, _ arguments: [String], timeZone: String = "UTC") throws -> DefaultsCommandTests.Result {
         try DefaultsCommandTests.run(arguments, in: daemon.clientEnvironment.merging(["TZ": timeZone]) { $1 })
     }

@@ -2,13 +2,14 @@ import DefaultsCore
 import DaemonTestSupport
 import Foundation
 import LineSocket
+import TestThreads
 import Testing
 
 /// Property lists made to hurt a reader, reaching the real daemon every way a property list can:
 /// an `import` request, a hand edit of a loaded domain's file (and the restart after it), and a
 /// Settings bundle's `Root.plist`. Each is refused with an error; the daemon answers `ping`
 /// within a second throughout, and its memory stays under 256 MiB.
-@Suite struct HostileFileTests {
+@Suite(.ownThreads) struct HostileFileTests {
     static let domain = "com.example.hostile"
     static let memoryCeilingKiB = 256 * 1024
 

@@ -3,11 +3,12 @@ import DaemonTestSupport
 import Foundation
 import LineSocket
 import SharedCorpus
+import TestThreads
 import Testing
 
 /// Every case of the JSON conformance suite, and random bytes, sent to the real daemon as request
 /// lines: each gets answers, the connection stays usable and the daemon stays up.
-@Suite struct HostileInputTests {
+@Suite(.ownThreads) struct HostileInputTests {
     static let suite = SharedCorpus.jsonTestSuite
 
     /// Sends `payload` and then a ping with `marker`; returns the answers before the ping's.

@@ -1,10 +1,11 @@
 import DaemonTestSupport
 import Foundation
+import TestThreads
 import Testing
 
 /// The tests run on private XDG directories and a private HOME: a Settings bundle and a
 /// configuration file in the invoking user's own directories change nothing a test sees.
-@Suite struct IsolationTests {
+@Suite(.ownThreads) struct IsolationTests {
     /// A user's home as SETTINGS-BUNDLES.md and ADMINISTRATION.md tell them to set it up: the Bridge
     /// Control bundle installed, and a configuration file that would refuse every domain over 1 KiB.
     struct UserSetup {

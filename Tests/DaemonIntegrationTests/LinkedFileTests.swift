@@ -2,13 +2,14 @@ import DefaultsCore
 import DaemonTestSupport
 import Foundation
 import LineSocket
+import TestThreads
 import Testing
 
 /// Domain files as people really have them: a symbolic link into a dotfiles folder (stow,
 /// home-manager), and links to things that are not files at all. A link is read and written
 /// through and stays a link; anything but a regular file is refused at once, with `io_error`,
 /// while every other connection is served.
-@Suite struct LinkedFileTests {
+@Suite(.ownThreads) struct LinkedFileTests {
     static let domain = "com.example.linked"
 
     func dotfiles() throws -> String {

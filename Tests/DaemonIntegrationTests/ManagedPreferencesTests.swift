@@ -2,12 +2,13 @@ import DefaultsCore
 import DaemonTestSupport
 import Foundation
 import LineSocket
+import TestThreads
 import Testing
 
 /// The administrator's managed (forced) preferences, through the real daemon: forced values win
 /// every lookup, writes that would change them are refused whole with `forced`, and a managed
 /// file added, changed or removed while clients run is a `didChange` with origin `managed`.
-@Suite struct ManagedPreferencesTests {
+@Suite(.ownThreads) struct ManagedPreferencesTests {
     static let domain = "com.example.bridge"
 
     /// A managed directory (mode 0755, owned by the test's user) and a daemon reading it.

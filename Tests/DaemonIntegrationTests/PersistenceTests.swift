@@ -2,10 +2,11 @@ import DefaultsCore
 import DaemonTestSupport
 import Foundation
 import LineSocket
+import TestThreads
 import Testing
 
 /// What survives the daemon: restarts, SIGTERM, file formats.
-@Suite struct PersistenceTests {
+@Suite(.ownThreads) struct PersistenceTests {
     static let everyType = #"{"s":"Vulcan","i":-42,"r":7.0,"b":false,"d":{"$date":"2026-11-21T10:00:00Z"},"# +
         #""data":{"$data":"3q2+7w=="},"a":[1,2.5,true,"x"],"dict":{"inner":{"deep":1.0}}}"#
 

@@ -2,6 +2,7 @@ import DefaultsCore
 import DaemonTestSupport
 import Foundation
 import LineSocket
+import TestThreads
 import Testing
 
 /// The real `defaults` given a property-list file's path in a domain's place, as macOS's takes
@@ -10,7 +11,7 @@ import Testing
 /// relative, with or without `.plist`; XML, binary and old-style text; written back atomically
 /// in its format; a file that is no property list is refused and left byte for byte. A path in
 /// the storage folder is its domain, changed through the real daemon.
-@Suite struct PlistPathCommandTests {
+@Suite(.ownThreads) struct PlistPathCommandTests {
     /// A folder of files to edit and a private home beside them; no daemon.
     final class Scratch {
         let folder: String

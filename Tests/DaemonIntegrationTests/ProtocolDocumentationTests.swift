@@ -1,13 +1,14 @@
 import DaemonTestSupport
 import DefaultsCore
 import Foundation
+import TestThreads
 import Testing
 
 /// Runs every `console` example of docs/PROTOCOL.md, in order, as written: after the page's
 /// own setup block, from the project directory, against one fresh daemon started as `make run`
 /// starts it (its default socket and storage, in a private home); and compares the output line by
 /// line (`...` in the document matches any text).
-@Suite struct ProtocolDocumentationTests {
+@Suite(.ownThreads) struct ProtocolDocumentationTests {
     struct Example {
         var command: String
         var expected: [String]

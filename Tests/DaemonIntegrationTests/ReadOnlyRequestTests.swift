@@ -2,11 +2,12 @@ import DefaultsCore
 import DaemonTestSupport
 import Foundation
 import LineSocket
+import TestThreads
 import Testing
 
 /// Reading domains that do not exist leaves nothing behind: no domain held in memory, no entry
 /// in the generation ledger, no file.
-@Suite struct ReadOnlyRequestTests {
+@Suite(.ownThreads) struct ReadOnlyRequestTests {
     @Test("5,000 gets of domains that do not exist keep no domain in memory and nothing on disk")
     func readsOfMissingDomainsLeaveNothing() throws {
         let daemon = try DaemonProcess()

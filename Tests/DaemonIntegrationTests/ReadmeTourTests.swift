@@ -1,13 +1,14 @@
 import DaemonTestSupport
 import Foundation
 import LocalServices
+import TestThreads
 import Testing
 
 /// Runs README.md's tour as written, in one shell, against a daemon started as `make run` starts
 /// it (no flags; its default socket and storage in a private home), so the README cannot drift.
 /// A line marked `# keeps running` runs in the background, as in a terminal of its own; the next
 /// line waits until it has shown that it is ready.
-@Suite struct ReadmeTourTests {
+@Suite(.ownThreads) struct ReadmeTourTests {
     static let readme = SharedData.repository.appendingPathComponent("README.md").path
 
     /// What each long-running command of the tour prints once it is ready.

@@ -2,10 +2,11 @@ import DefaultsCore
 import DaemonTestSupport
 import Foundation
 import LineSocket
+import TestThreads
 import Testing
 
 /// Reads and writes through the real daemon, comparing whole response lines.
-@Suite struct RequestResponseTests {
+@Suite(.ownThreads) struct RequestResponseTests {
     @Test func setAndGetEveryType() throws {
         let daemon = try DaemonProcess()
         let client = try daemon.connect()

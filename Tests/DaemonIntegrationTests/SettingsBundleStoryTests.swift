@@ -2,11 +2,12 @@ import DefaultsCore
 import DaemonTestSupport
 import Foundation
 import LineSocket
+import TestThreads
 import Testing
 
 /// The Bridge Control story of the classic iOS settings tutorial, end to end: install the bundle,
 /// read its defaults through the layer, edit from the CLI, a subscriber is told, a bad write is refused.
-@Suite struct SettingsBundleStoryTests {
+@Suite(.ownThreads) struct SettingsBundleStoryTests {
     static let fixture = SharedData.bridgeControlBundle
     static let domain = "com.example.BridgeControl"
 

@@ -3,12 +3,13 @@ import DaemonTestSupport
 import Foundation
 import LineSocket
 import SharedCorpus
+import TestThreads
 import Testing
 
 /// `defaults settings` as a person uses it: the installed bundles listed, a pane with its keys and
 /// choices, the loader's diagnostics, and `set` acting like the Settings app (only keys the bundle
 /// describes, a row named by its title, a bare word read as the row's control stores it).
-@Suite struct SettingsCommandTests {
+@Suite(.ownThreads) struct SettingsCommandTests {
     static let meshtastic = "com.meshtastic.app"
     static let bridge = "com.example.BridgeControl"
 
@@ -156,7 +157,7 @@ import Testing
 
 /// `defaults read-effective`: each key's effective value and the layer it comes from, managed
 /// first, then this machine's by-host value, the user's own, the Settings bundle's default.
-@Suite struct ReadEffectiveTests {
+@Suite(.ownThreads) struct ReadEffectiveTests {
     @Test(.enabled(if: getuid() == 0, "trusted managed files must belong to root"))
     func eachKeyShowsItsValueAndLayer() throws {
         let (daemon, root) = try SettingsCommandTests().daemon(managed: ["warpFactor": .integer(9)])

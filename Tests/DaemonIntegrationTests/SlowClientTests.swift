@@ -2,12 +2,13 @@ import DefaultsCore
 import DaemonTestSupport
 import Foundation
 import LineSocket
+import TestThreads
 import Testing
 
 /// A client that pipelines many requests and does not read: the daemon holds a bounded amount of
 /// its answers (`maximumPendingReplyBytes`), serves other connections meanwhile, and answers
 /// every request, in order, once the client reads.
-@Suite struct SlowClientTests {
+@Suite(.ownThreads) struct SlowClientTests {
     static let domain = "com.example.large"
 
     @Test("1,000 pipelined gets of a 400 KB domain, unread: the daemon grows by less than 64 MiB, not 400 MB")

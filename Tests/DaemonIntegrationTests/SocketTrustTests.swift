@@ -2,13 +2,14 @@ import DefaultsCore
 import DaemonTestSupport
 import Foundation
 import LineSocket
+import TestThreads
 import Testing
 
 /// Clients check whom they talk to before their first request: a socket directory that another
 /// user owns or could write, or a server that runs as another user, is refused with a clear
 /// message, and nothing is sent. `defaults` and `LineSocket` here; the client library and the
 /// Settings app in their own tests.
-@Suite(.enabled(if: getuid() == 0, "making files and processes of another user needs root"))
+@Suite(.enabled(if: getuid() == 0, "making files and processes of another user needs root"), .ownThreads)
 struct SocketTrustTests {
     func folder(owner: uid_t, group: gid_t? = nil, mode: mode_t, in parent: String? = nil) throws -> String {
         let path = (parent ?? FileManager.default.temporaryDirectory.path) + "/trust-\(UUID().uuidString.prefix(8))"

@@ -1,12 +1,13 @@
 import DaemonTestSupport
 import Foundation
 import LocalServices
+import TestThreads
 import Testing
 
 /// The daemon writes through the links it finds among its domain files, so a storage directory
 /// that another user could change would let them aim its writes at any file of the user's. It
 /// refuses to start on one, says which folder and why, and never opens its socket.
-@Suite(.enabled(if: getuid() == 0, "folders of another user need root"))
+@Suite(.enabled(if: getuid() == 0, "folders of another user need root"), .ownThreads)
 struct StorageTrustTests {
     let root = FileManager.default.temporaryDirectory.appendingPathComponent("storage-trust-\(UUID().uuidString.prefix(8))").path
 

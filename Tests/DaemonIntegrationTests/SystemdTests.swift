@@ -3,11 +3,12 @@ import DaemonTestSupport
 import Foundation
 import LineSocket
 import LocalServices
+import TestThreads
 import Testing
 
 /// systemd integration with real parts: a NOTIFY_SOCKET datagram listener, systemd-socket-activate
 /// and systemd-analyze verify.
-@Suite struct SystemdTests {
+@Suite(.ownThreads) struct SystemdTests {
     static let repository = SharedData.repository
 
     /// A daemon reporting to a NOTIFY_SOCKET listener, once it said READY=1; the directory is removed by the caller.

@@ -2,13 +2,14 @@ import DefaultsCore
 import DaemonTestSupport
 import Foundation
 import LineSocket
+import TestThreads
 import Testing
 
 /// A domain file left in a state the daemon cannot take in, in place of the daemon's own file:
 /// the write after it is durable within the stated time, other domains keep working, the stop
 /// finishes, and the file is kept aside as `.rejected-<time>` while the last good state goes
 /// back in its place. Each state was once a `synchronize` that never answered.
-@Suite struct TornFileTests {
+@Suite(.ownThreads) struct TornFileTests {
     static let domain = "com.example.zero"
     /// The watcher's torn delay (1 s) and the write-behind's longest deferral (3 s), with room.
     static let answerWithin: Duration = .seconds(5)

@@ -2,6 +2,7 @@ import DefaultsClient
 import DefaultsCore
 import DaemonTestSupport
 import Foundation
+import TestThreads
 import Testing
 
 /// The Bridge Control Settings bundle of the SettingsBundles tests: warpFactor 5.0, rank "Ensign",
@@ -38,7 +39,7 @@ final class BundleDirectory: Sendable {
     static func loaded(_ domain: String) -> String { "settings bundle loaded diagnostics=0 domain=\(domain)" }
 }
 
-@Suite("Settings bundle layer: user values > bundle defaults > registration", .serialized)
+@Suite("Settings bundle layer: user values > bundle defaults > registration", .serialized, .ownThreads)
 struct BundleLayerTests {
     @Test("a bundle's defaults are read between the persistent domains and registration")
     func precedence() throws {

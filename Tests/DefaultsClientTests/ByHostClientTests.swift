@@ -2,11 +2,12 @@ import DaemonTestSupport
 import DefaultsClient
 import DefaultsCore
 import Foundation
+import TestThreads
 import Testing
 
 /// By-host domains through the client: reads follow the shared search list (each domain's
 /// current-host variant just before it), and a change to a by-host variant is a change.
-@Suite struct ByHostClientTests {
+@Suite(.ownThreads) struct ByHostClientTests {
     @Test func readsTakeTheCurrentHostVariantFirstAndFollowItsChanges() async throws {
         let daemon = try DaemonProcess()
         let app = "com.example.BridgeControl"

@@ -1,11 +1,12 @@
 import DaemonTestSupport
 @testable import DefaultsClient
 import DefaultsCore
+import TestThreads
 import Testing
 
 /// The shared search list as the client's cache uses it: the same cases as the daemon's lookup,
 /// with the argument domain first.
-@Suite struct CacheSearchOrderTests {
+@Suite(.ownThreads) struct CacheSearchOrderTests {
     @Test func theCacheResolvesEveryLayerAsTheDaemonDoes() {
         var state = CacheState()
         for (domain, values) in SearchOrderCases.stored { _ = state.load(domain, values: values, generation: 1) }

@@ -3,9 +3,10 @@ import DefaultsCore
 import DaemonTestSupport
 import Foundation
 import LocalServices
+import TestThreads
 import Testing
 
-@Suite("Coherence: two processes, restarts, synchronize", .serialized)
+@Suite("Coherence: two processes, restarts, synchronize", .serialized, .ownThreads)
 struct CoherenceTests {
     @Test("two processes see each other's writes at once")
     func twoProcesses() async throws {

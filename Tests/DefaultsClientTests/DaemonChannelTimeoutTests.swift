@@ -2,12 +2,13 @@ import DefaultsClient
 import DefaultsCore
 import Foundation
 import NIOCore
+import TestThreads
 import Testing
 
 /// `DaemonChannel`'s request timeout, which bounds every request the Settings app makes: a
 /// server that takes the request and never answers is given up at the timeout, the connection
 /// closed (a late answer could only be matched to the next request), and the events end.
-@Suite struct DaemonChannelTimeoutTests {
+@Suite(.ownThreads) struct DaemonChannelTimeoutTests {
     @Test func aRequestNeverAnsweredTimesOutAndClosesTheConnection() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("silent-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])

@@ -1,11 +1,12 @@
 import DefaultsCore
+import TestThreads
 import Testing
 
 @testable import DefaultsClient
 
 /// The client's reading of the daemon's lines, apart from the connection: a `didChange` as a
 /// typed change, members that are not values set apart, and the wire's origin as observers see it.
-@Suite struct DaemonMessagesTests {
+@Suite(.ownThreads) struct DaemonMessagesTests {
     static func line(_ text: String) throws -> JSON { try JSONParser.parse(text) }
 
     @Test("a didChange: its domain, generation, new values, removals (null) and origin; a member that is not a value is set apart")

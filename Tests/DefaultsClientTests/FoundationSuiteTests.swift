@@ -3,11 +3,12 @@ import DefaultsCore
 import DaemonTestSupport
 import Foundation
 import Synchronization
+import TestThreads
 import Testing
 
 /// The cases of swift-corelibs-foundation's own `TestUserDefaults`, written as our tests and run
 /// against `SharedUserDefaults` on the real daemon: code that passes Foundation's suite passes here.
-@Suite("Foundation's UserDefaults cases, on SharedUserDefaults", .serialized)
+@Suite("Foundation's UserDefaults cases, on SharedUserDefaults", .serialized, .ownThreads)
 struct FoundationSuiteTests {
     func defaults(_ daemon: DaemonProcess) -> UserDefaults {
         SharedUserDefaults(SharedDefaults(configuration: configuration(daemon, appDomain: "org.swift.Foundation.Tests")))

@@ -2,12 +2,13 @@ import DaemonTestSupport
 import DefaultsClient
 import DefaultsCore
 import Foundation
+import TestThreads
 import Testing
 
 /// Forced keys through the client: reads answer the administrator's value, `objectIsForced`
 /// says so, a write to the key is refused, and a managed file changed while the app runs is a
 /// change with origin `.managed`.
-@Suite struct ManagedPreferencesClientTests {
+@Suite(.ownThreads) struct ManagedPreferencesClientTests {
     func write(_ values: [String: PlistValue], to path: String) throws {
         try PropertyListFile.encode(values, format: .xml).write(to: URL(fileURLWithPath: path + ".new"))
         #expect(rename(path + ".new", path) == 0)

@@ -4,6 +4,7 @@ import DaemonTestSupport
 import Foundation
 import LocalServices
 import Observation
+import TestThreads
 import Testing
 
 /// A model a SwiftUI-style view observes: its properties are defaults.
@@ -18,7 +19,7 @@ import Testing
 
 /// Observation, change details and migrations, through the real daemon, with changes made by
 /// other processes (`defaults write`) and by hand edits.
-@Suite("Observation, change details and migrations", .serialized)
+@Suite("Observation, change details and migrations", .serialized, .ownThreads)
 struct ObservationAndMigrationTests {
     static let domain = "com.example.observed"
 

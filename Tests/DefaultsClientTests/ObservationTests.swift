@@ -2,13 +2,14 @@ import DefaultsClient
 import DefaultsCore
 import DaemonTestSupport
 import Foundation
+import TestThreads
 import Testing
 
 enum Rank: String, DefaultsValue {
     case ensign, commander, captain
 }
 
-@Suite("Observation: change streams, key streams, observers, notifications, @Default", .serialized)
+@Suite("Observation: change streams, key streams, observers, notifications, @Default", .serialized, .ownThreads)
 struct ObservationTests {
     @Test("changes() and didChangeNotification report local and remote changes with their keys and origin")
     func changesAndNotifications() async throws {

@@ -2,9 +2,10 @@ import DefaultsClient
 import DefaultsCore
 import DaemonTestSupport
 import Foundation
+import TestThreads
 import Testing
 
-@Suite("Search order: arguments, app domain, suites, NSGlobalDomain, registration", .serialized)
+@Suite("Search order: arguments, app domain, suites, NSGlobalDomain, registration", .serialized, .ownThreads)
 struct SearchOrderTests {
     @Test("registration is searched last, merges across calls, and is shared by every instance")
     func registrationPrecedence() throws {

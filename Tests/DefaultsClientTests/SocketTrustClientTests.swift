@@ -2,12 +2,13 @@ import DefaultsClient
 import DefaultsCore
 import DaemonTestSupport
 import Foundation
+import TestThreads
 import Testing
 
 /// The client library checks whom it talks to (``SocketTrust``): a server that runs as another
 /// user is refused before the first request, by `DaemonChannel` (the Settings app's connection)
 /// and by `SharedDefaults`, which keeps its values and never reads the forged answer.
-@Suite(.enabled(if: getuid() == 0, "running a server as another user needs root"))
+@Suite(.enabled(if: getuid() == 0, "running a server as another user needs root"), .ownThreads)
 struct SocketTrustClientTests {
     @Test func aDaemonChannelRefusesAnotherUsersServer() async throws {
         let server = try ForeignServer()

@@ -2,6 +2,7 @@ import DefaultsClient
 import DefaultsCore
 import DaemonTestSupport
 import Foundation
+import TestThreads
 import Testing
 
 /// Code written against Foundation's `UserDefaults`, unaware of defaultsd.
@@ -27,7 +28,7 @@ enum BridgeSettingsCode {
     }
 }
 
-@Suite("SharedUserDefaults: the UserDefaults subclass", .serialized)
+@Suite("SharedUserDefaults: the UserDefaults subclass", .serialized, .ownThreads)
 struct SubclassTests {
     @Test("code handed a UserDefaults works unchanged and stores exact types in the daemon")
     func usedThroughUserDefaults() throws {

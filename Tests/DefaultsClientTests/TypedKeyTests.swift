@@ -3,6 +3,7 @@ import DefaultsCore
 import DaemonTestSupport
 import Foundation
 import LocalServices
+import TestThreads
 import Testing
 
 struct CrewMember: Codable, Sendable, Equatable {
@@ -31,7 +32,7 @@ extension Keys {
 }
 
 /// Typed keys, Codable values and compare-and-set, through the real daemon and other processes.
-@Suite("Typed keys, Codable values and compare-and-set", .serialized)
+@Suite("Typed keys, Codable values and compare-and-set", .serialized, .ownThreads)
 struct TypedKeyTests {
     @Test func aTypedKeyReadsItsDefaultAndWritesThroughTheDaemon() async throws {
         let daemon = try DaemonProcess()

@@ -2,6 +2,7 @@
 import DefaultsCore
 import DaemonTestSupport
 import Foundation
+import TestThreads
 import Testing
 import ValueSyntaxCases
 
@@ -13,7 +14,7 @@ func storedJSON(_ daemon: DaemonProcess, _ domain: String) throws -> JSON? {
 
 func json(_ text: String) throws -> JSON { try JSONParser.parse(text) }
 
-@Suite("Values: typed getters, conversions and refusals", .serialized)
+@Suite("Values: typed getters, conversions and refusals", .serialized, .ownThreads)
 struct ValueTests {
     @Test("each setter stores its exact property-list type, and object(forKey:) returns Swift-native values")
     func settersAndObjectTypes() throws {
@@ -181,7 +182,7 @@ struct ValueTests {
     }
 }
 
-@Suite("Configuration from the environment")
+@Suite("Configuration from the environment", .ownThreads)
 struct ConfigurationTests {
     @Test("DEFAULTSD_SOCKET and DEFAULTSD_APP_DOMAIN override the defaults; names are made valid")
     func environment() {
@@ -208,7 +209,7 @@ struct ConfigurationTests {
 
 /// `bool(forKey:)` of a string is `NSString.boolValue`, on the table every user of ValueSyntax
 /// is tested against.
-@Suite struct StringTruthTests {
+@Suite(.ownThreads) struct StringTruthTests {
     @Test func aStringIsTrueAsFoundationSays() {
         for text in ValueSyntaxCases.boolValueStrings {
             #expect(Conversions.bool(.string(text)) == NSString(string: text).boolValue, "\(text.debugDescription)")

@@ -1,8 +1,9 @@
 import DefaultsCore
 import Foundation
+import TestThreads
 import Testing
 
-@Suite struct DomainNameTests {
+@Suite(.ownThreads) struct DomainNameTests {
     @Test(arguments: ["com.example.app", "NSGlobalDomain", "a", "A-b_c.9", String(repeating: "x", count: 249), "x.plist", "My Tool"])
     func acceptsValidNames(_ name: String) throws {
         #expect(try DomainName(name).rawValue == name)
@@ -35,7 +36,7 @@ import Testing
     }
 }
 
-@Suite struct ChangesetTests {
+@Suite(.ownThreads) struct ChangesetTests {
     let domain = try! DomainName("com.example.bridge")
 
     @Test func applyReportsOnlyRealChanges() {
@@ -94,7 +95,7 @@ import Testing
 }
 
 /// One reading of an answer's error, for the client library and `defaults` alike.
-@Suite struct AnswerErrorTests {
+@Suite(.ownThreads) struct AnswerErrorTests {
     @Test(arguments: [
         (#"{"ok":true,"generation":1}"#, nil),
         (#"{"ok":false,"error":{"code":"too_large","message":"domain d would be 2015 bytes"}}"#, DefaultsError(.tooLarge, "domain d would be 2015 bytes")),
@@ -108,7 +109,7 @@ import Testing
 }
 
 /// The protocol's framing rule, shared by the daemon's framer and LineSocket.
-@Suite struct LineFramingTests {
+@Suite(.ownThreads) struct LineFramingTests {
     @Test func linesEndAtANewlineAndLoseACarriageReturnBeforeIt() {
         let bytes = Array("{\"op\":\"ping\"}\r\nnext\n\r\n".utf8)
         bytes.withUnsafeBytes { raw in

@@ -2,11 +2,12 @@ import DaemonTestSupport
 @testable import DefaultsCore
 import Foundation
 import SharedCorpus
+import TestThreads
 import Testing
 
 /// The JSON parser against the conformance suite in `../shared/corpus/json-test-suite/test_parsing`:
 /// every `y_` case accepted, every `n_` case refused, every `i_` case survived.
-@Suite struct JSONConformanceTests {
+@Suite(.ownThreads) struct JSONConformanceTests {
     static let directory = SharedCorpus.jsonTestSuite
 
     static func cases(_ prefix: String) -> [String] {

@@ -1,9 +1,10 @@
 @testable import DefaultsCore
+import TestThreads
 import Testing
 
 /// The request path's members: checked when read, decoded when asked for, with the same
 /// values the full parser gives.
-@Suite struct JSONMembersTests {
+@Suite(.ownThreads) struct JSONMembersTests {
     func members(_ text: String) throws -> JSONMembers {
         try #require(try JSONParser.parseObjectMembers(Array(text.utf8)))
     }

@@ -1,9 +1,10 @@
 import DefaultsCore
 import Foundation
+import TestThreads
 import Testing
 
 /// The journal entry's one form, and the writer's name as people read it.
-struct JournalEntryTests {
+@Suite(.ownThreads) struct JournalEntryTests {
     static func connection(command: String?, executable: String?, client: String? = nil) -> Origin {
         var origin = Origin(pid: 4242, uid: 1000, connection: 7, client: client)
         origin.command = command

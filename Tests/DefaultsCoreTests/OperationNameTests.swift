@@ -1,9 +1,10 @@
 @testable import DefaultsCore
+import TestThreads
 import Testing
 
 /// A request's `op` is matched once, when the line is read, against the one list of operations;
 /// clients write it from the same list.
-@Suite struct OperationNameTests {
+@Suite(.ownThreads) struct OperationNameTests {
     func operation(_ line: String) throws -> OperationName? {
         OperationName(of: try #require(try JSONParser.parseObjectMembers(Array(line.utf8))))
     }

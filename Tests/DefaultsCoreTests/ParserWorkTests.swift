@@ -1,6 +1,7 @@
 import DaemonTestSupport
 @testable import DefaultsCore
 import Foundation
+import TestThreads
 import Testing
 
 /// Every reader of DefaultsCore does work linear in its input, however the input is made: wire
@@ -9,7 +10,7 @@ import Testing
 /// reads. Each shape is read at about n and 8n bytes, and the CPU time must grow by at most
 /// ``WorkGrowth/bound``; what the reading gives (a count, or the refusal at a limit) is checked
 /// too, since a refusal must be as cheap as a reading.
-@Suite struct ParserWorkTests {
+@Suite(.ownThreads) struct ParserWorkTests {
     /// The size of the small input, in bytes. Large enough that one reading of most shapes takes
     /// milliseconds in a debug build, so that the ratio shows the work rather than the cost of a
     /// call; the large input, 8 times this, stays far below every size limit of the daemon.

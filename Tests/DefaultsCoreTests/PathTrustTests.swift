@@ -1,9 +1,10 @@
 @testable import DefaultsCore
 import Foundation
+import TestThreads
 import Testing
 
 /// ``PathTrust``, the one rule for folders nobody else may change, on real folders.
-@Suite struct PathTrustTests {
+@Suite(.ownThreads) struct PathTrustTests {
     let root: String
     let yours = PathTrust.yoursOrRoot()
 

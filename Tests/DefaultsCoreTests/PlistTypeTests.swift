@@ -1,10 +1,11 @@
 import DefaultsCore
 import Foundation
+import TestThreads
 import Testing
 
 /// The one set of type names (`PlistType`, docs/VALUES.md): each value's type, its name, and the
 /// name in a sentence, as every message gives them.
-@Suite struct PlistTypeTests {
+@Suite(.ownThreads) struct PlistTypeTests {
     @Test func everyValueHasItsTypeAndItsName() {
         let values: [PlistValue] = ["s", 1, 1.5, true, .date(Date(timeIntervalSince1970: 0)), .data(Data()), [], [:]]
         #expect(values.map(\.plistType) == PlistType.allCases)

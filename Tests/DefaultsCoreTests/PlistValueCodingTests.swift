@@ -1,10 +1,11 @@
 import DefaultsCore
 import Foundation
+import TestThreads
 import Testing
 
 /// `PlistValueEncoder` and `PlistValueDecoder`: any Codable value as its natural property-list
 /// structure, and back.
-@Suite struct PlistValueCodingTests {
+@Suite(.ownThreads) struct PlistValueCodingTests {
     struct Officer: Codable, Equatable {
         var name: String
         var rank: Int

@@ -2,6 +2,7 @@ import DaemonTestSupport
 import DefaultsCore
 import Foundation
 import SharedCorpus
+import TestThreads
 import Testing
 
 /// The hand-written property-list reader and writer (``XMLPropertyList``, ``BinaryPropertyList``)
@@ -9,7 +10,7 @@ import Testing
 /// same values when read, and what is written reads back the same through Foundation and through
 /// the reader itself, in both formats. Foundation is the reference here only; the daemon links
 /// FoundationEssentials, which has no reader that keeps integer, real and bool apart.
-@Suite struct PropertyListCorpusTests {
+@Suite(.ownThreads) struct PropertyListCorpusTests {
     static let files: [URL] = {
         let root = SharedCorpus.directory.appendingPathComponent("corpus")
         let walker = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil)

@@ -1,8 +1,9 @@
 import DefaultsCore
 import Foundation
+import TestThreads
 import Testing
 
-@Suite struct PropertyListFileTests {
+@Suite(.ownThreads) struct PropertyListFileTests {
     let sample: [String: PlistValue] = [
         "string": "Vulcan", "integer": 1, "real": 1.0, "bool": true, "false": false,
         "big": .integer(Int64.max), "negative": .integer(Int64.min), "fraction": 0.1,

@@ -1,12 +1,13 @@
 import DaemonTestSupport
 @testable import DefaultsCore
 import Foundation
+import TestThreads
 import Testing
 
 /// Every property-list reader holds hostile input to ``PropertyListLimits``: nesting past the
 /// maximum depth and binary files whose shared objects stand for more than their budget are
 /// `invalid_plist` errors, never a crash, a hang or gigabytes of memory.
-@Suite struct PropertyListLimitsTests {
+@Suite(.ownThreads) struct PropertyListLimitsTests {
     static func isInvalidPlist(_ body: () throws -> Void) -> Bool {
         do { try body() } catch let error as DefaultsError { return error.code == .invalidPlist } catch { return false }
         return false

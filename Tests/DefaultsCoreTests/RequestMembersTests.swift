@@ -1,10 +1,11 @@
 @testable import DefaultsCore
 import Foundation
+import TestThreads
 import Testing
 
 /// How the request path reads a line: one grammar (JSONParser) that checks the whole line and
 /// records where each top-level member lies, decoding a member only when asked.
-@Suite struct RequestMembersTests {
+@Suite(.ownThreads) struct RequestMembersTests {
     static let requestLines: [(line: String, op: String?)] = [
         (#"{"op":"set","domain":"com.example.bridge","key":"warpFactor","value":7}"#, "set"),
         (#"{"id":7,"op":"get","domain":"com.x","key":"k"}"#, "get"),

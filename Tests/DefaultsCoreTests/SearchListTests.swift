@@ -1,11 +1,12 @@
 import DaemonTestSupport
 import DefaultsCore
+import TestThreads
 import Testing
 
 /// The search list itself: its layers, suites added as `addSuite(named:)` adds them, and
 /// resolution over plain tables (the daemon's and the client's uses run the same cases in
 /// their own targets).
-@Suite struct SearchListTests {
+@Suite(.ownThreads) struct SearchListTests {
     let app = SearchOrderCases.app
     let suite = SearchOrderCases.suite
     let other = SearchOrderCases.other

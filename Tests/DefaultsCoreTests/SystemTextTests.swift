@@ -1,9 +1,10 @@
 @testable import DefaultsCore
 import Foundation
+import TestThreads
 import Testing
 
 /// The few helpers that stand in for full Foundation in the daemon and `defaults`.
-@Suite struct SystemTextTests {
+@Suite(.ownThreads) struct SystemTextTests {
     @Test func formatIsPrintf() {
         #expect(SystemText.format("%.16g", 0.1) == "0.1")
         #expect(SystemText.format("%.16g", 5.0) == "5")

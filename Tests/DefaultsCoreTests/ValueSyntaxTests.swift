@@ -1,11 +1,12 @@
 import DefaultsCore
 import Foundation
+import TestThreads
 import Testing
 import ValueSyntaxCases
 
 /// ValueSyntax against the shared table, and `boolValue` against Foundation's own
 /// `NSString.boolValue` on every string of it.
-@Suite struct ValueSyntaxTests {
+@Suite(.ownThreads) struct ValueSyntaxTests {
     @Test func booleanWords() {
         for (word, typeFlag, setting) in ValueSyntaxCases.booleanWords {
             #expect(ValueSyntax.booleanWord(word, in: .typeFlag) == typeFlag, "\(word.debugDescription)")

@@ -1,8 +1,9 @@
 import DefaultsCore
 import Foundation
+import TestThreads
 import Testing
 
-@Suite struct WireValueTests {
+@Suite(.ownThreads) struct WireValueTests {
     func roundTrip(_ value: PlistValue) throws -> PlistValue {
         try WireValue.decode(try JSONParser.parse(WireValue.encode(value)))
     }

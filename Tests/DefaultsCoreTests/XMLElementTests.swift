@@ -1,10 +1,11 @@
 @testable import DefaultsCore
 import Foundation
+import TestThreads
 import Testing
 
 /// The XML format's element names are one list (`XMLPropertyList.Element`): what the writer
 /// writes, what the reader reads back, and what `PropertyListFile` takes for XML.
-@Suite struct XMLElementTests {
+@Suite(.ownThreads) struct XMLElementTests {
     @Test func theWriterWritesTheListedElementsAndTheFormatTestKnowsEachOne() throws {
         let value: PlistValue = [
             "s": "x", "i": 1, "r": 1.5, "t": true, "f": false, "d": .date(Date(timeIntervalSince1970: 0)),

@@ -1,9 +1,10 @@
 import DefaultsCore
 @testable import DefaultsServer
 import Foundation
+import TestThreads
 import Testing
 
-@Suite struct ConfigurationTests {
+@Suite(.ownThreads) struct ConfigurationTests {
     static let shipped = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Config/defaultsd.json").path
 

@@ -5,6 +5,7 @@ import Logging
 import NIOCore
 import NIOEmbedded
 import NIOPosix
+import TestThreads
 import Testing
 
 /// A ServerContext on an EmbeddedEventLoop: the real store, notifier and handler, a writer whose
@@ -58,7 +59,7 @@ extension EmbeddedChannel {
 }
 
 /// ConnectionHandler and its parts on an EmbeddedChannel: no sockets, no sleeps.
-@Suite struct ConnectionHandlerTests {
+@Suite(.ownThreads) struct ConnectionHandlerTests {
     @Test func answersKeepRequestOrderBehindOneThatWaits() throws {
         let server = EmbeddedServer()
         server.writer.completesAtOnce = false

@@ -2,10 +2,11 @@ import DefaultsCore
 @testable import DefaultsServer
 import Foundation
 import Logging
+import TestThreads
 import Testing
 
 /// FormerFolderMove on real folders: what goes where, and a move a crash cut short.
-@Suite struct FormerFolderMoveTests {
+@Suite(.ownThreads) struct FormerFolderMoveTests {
     let root = FileManager.default.temporaryDirectory.appendingPathComponent("former-\(UUID().uuidString.prefix(8))").path
     var former: String { root + "/config/defaultsd" }
     var shared: String { root + "/config" }

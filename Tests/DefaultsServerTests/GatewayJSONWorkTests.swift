@@ -2,6 +2,7 @@ import DaemonTestSupport
 import DefaultsCore
 @testable import EtcdWire
 import Foundation
+import TestThreads
 import Testing
 
 /// Reading what an etcd gateway answers is work linear in the answer: range pages with many
@@ -9,7 +10,7 @@ import Testing
 /// and deep or wide JSON around them, of about n and 8n bytes, take CPU time that grows by at
 /// most ``WorkGrowth/bound``, parsing (`JSONParser.parse`) and reading (`GatewayJSON`,
 /// `EtcdRangePages`) together, as the client does; what they give, or the refusal, is checked too.
-@Suite struct GatewayJSONWorkTests {
+@Suite(.ownThreads) struct GatewayJSONWorkTests {
     /// The size of the small answer, in bytes: one reading of most shapes takes milliseconds in a
     /// debug build, and 8 times it is an ordinary page of a large range.
     static let n = 32 << 10

@@ -2,11 +2,12 @@ import DefaultsCore
 import Foundation
 import Glibc
 @testable import DefaultsServer
+import TestThreads
 import Testing
 
 /// What an edit of a domain file brings into memory: only what it changed against the state it
 /// was made from, so writes that reached memory meanwhile stay.
-@Suite struct HandEditMergeTests {
+@Suite(.ownThreads) struct HandEditMergeTests {
     let domain = try! DomainName("com.example.merge")
 
     func applied(_ changes: Changeset, to memory: [String: PlistValue]) -> [String: PlistValue] {

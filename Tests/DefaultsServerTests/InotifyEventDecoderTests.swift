@@ -2,10 +2,11 @@
 import Glibc
 import NIOCore
 import NIOEmbedded
+import TestThreads
 import Testing
 
 /// The inotify record decoder, fed through an `EmbeddedChannel` as the pipe channel feeds it.
-@Suite struct InotifyEventDecoderTests {
+@Suite(.ownThreads) struct InotifyEventDecoderTests {
     /// One `struct inotify_event` as the kernel writes it: the name NUL-padded to `padded` bytes.
     func record(watch: Int32, mask: UInt32, cookie: UInt32 = 0, name: String = "", padded: Int = 0) -> [UInt8] {
         var buffer = ByteBuffer()

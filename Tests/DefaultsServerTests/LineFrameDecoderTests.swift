@@ -1,9 +1,10 @@
 @testable import DefaultsCore
 @testable import DefaultsServer
 import NIOCore
+import TestThreads
 import Testing
 
-@Suite struct LineFrameDecoderTests {
+@Suite(.ownThreads) struct LineFrameDecoderTests {
     /// Feeds `chunks` one read at a time and takes out every frame after each, as the
     /// connection handler does; `finish` adds what end of input yields.
     func frames(_ chunks: [String], limit: Int = 16, finish: Bool = false) -> [String] {

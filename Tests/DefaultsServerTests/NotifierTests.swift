@@ -2,11 +2,12 @@ import DefaultsCore
 @testable import DefaultsServer
 import NIOCore
 import NIOEmbedded
+import TestThreads
 import Testing
 
 /// The notifier on an EmbeddedEventLoop with recording subscribers: one event per burst, and
 /// subscriptions that change inside a batch.
-@Suite struct NotifierTests {
+@Suite(.ownThreads) struct NotifierTests {
     final class RecordingSink: EventSink {
         let sinkID: UInt64
         private(set) var events: [JSON] = []

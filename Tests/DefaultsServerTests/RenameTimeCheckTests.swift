@@ -2,13 +2,14 @@ import DefaultsCore
 import Foundation
 import Glibc
 @testable import DefaultsServer
+import TestThreads
 import Testing
 
 /// A domain's write is judged against the file it actually replaces: the rename is an exchange,
 /// so an edit that lands after the check and before the rename is put back or kept aside, never
 /// silently replaced. The gate here makes the edit land in exactly that window: it writes the
 /// file in place the first time it is asked.
-@Suite struct RenameTimeCheckTests {
+@Suite(.ownThreads) struct RenameTimeCheckTests {
     let domain = try! DomainName("com.example.window")
     let folder: String
     let files: DomainFiles

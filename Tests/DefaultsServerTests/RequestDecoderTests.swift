@@ -1,9 +1,10 @@
 @testable import DefaultsCore
 @testable import DefaultsServer
 import NIOCore
+import TestThreads
 import Testing
 
-@Suite struct RequestDecoderTests {
+@Suite(.ownThreads) struct RequestDecoderTests {
     func decode(_ text: String) -> Incoming { decode(ByteBuffer(string: text)) }
 
     func decode(_ line: ByteBuffer) -> Incoming {

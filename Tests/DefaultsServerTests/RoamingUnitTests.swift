@@ -3,9 +3,10 @@ import DefaultsCore
 @testable import DefaultsServer
 @testable import EtcdGateway
 import Foundation
+import TestThreads
 import Testing
 
-@Suite("Roaming: the key layout, the etcd values, the gateway's JSON")
+@Suite("Roaming: the key layout, the etcd values, the gateway's JSON", .ownThreads)
 struct RoamingUnitTests {
     let keys = RoamingKeys(prefix: "/defaultsd/ada/")
     let domain = try! DomainName("com.example.editor")
@@ -128,7 +129,7 @@ struct RoamingUnitTests {
 /// When the roaming link starts its next watch (`RoamingLink.restart(after:delay:)`): a member
 /// that ends every watch cleanly is asked again after a wait that doubles to 2 s, never in a
 /// tight loop.
-@Suite struct WatchRestartTests {
+@Suite(.ownThreads) struct WatchRestartTests {
     @Test func aWatchTheMemberEndsIsStartedAgainAfterAGrowingWait() {
         var delay = RoamingLink.firstRetryDelay
         var waits: [Duration] = []

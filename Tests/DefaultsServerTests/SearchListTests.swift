@@ -1,11 +1,12 @@
 import DaemonTestSupport
 import DefaultsCore
 @testable import DefaultsServer
+import TestThreads
 import Testing
 
 /// The shared search list as the daemon's `lookup` uses it: persistent domains from the store,
 /// the bundle layer, the connection's registration domain.
-@Suite struct ServerSearchOrderTests {
+@Suite(.ownThreads) struct ServerSearchOrderTests {
     @Test func lookupResolvesEveryLayerInApplesOrder() throws {
         let fixture = StoreFixture()
         for (domain, values) in SearchOrderCases.stored {

@@ -1,9 +1,10 @@
 @testable import DefaultsCore
 @testable import DefaultsServer
+import TestThreads
 import Testing
 
 /// The domain a request names, with its host, read through a connection's ``Session``.
-@Suite struct SessionTests {
+@Suite(.ownThreads) struct SessionTests {
     func request(_ line: String) throws -> Request {
         let members = try #require(try JSONParser.parseObjectMembers(Array(line.utf8)))
         guard case .success(let request) = Request.parse(members) else { throw DefaultsError(.invalidParameter, line) }

@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOPosix
+import TestThreads
 import Testing
 
 /// The store on a real event loop and writer thread, against a temporary directory.
@@ -64,7 +65,7 @@ final class StoreFixture {
     }
 }
 
-@Suite struct StoreTests {
+@Suite(.ownThreads) struct StoreTests {
     let domain = try! DomainName("com.example.bridge")
 
     @Test func applyIsAllOrNothingUnderTheSizeLimit() throws {

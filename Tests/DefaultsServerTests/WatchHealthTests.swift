@@ -1,10 +1,11 @@
 import EtcdWire
+import TestThreads
 import Testing
 
 @testable import DefaultsServer
 
 /// The rule that calls a roaming watch stale, check by check, with the members' answers made up.
-@Suite struct WatchHealthTests {
+@Suite(.ownThreads) struct WatchHealthTests {
     static let leader = "8e9e05c52164694d"
 
     static func member(_ revision: Int64, leader: String? = WatchHealthTests.leader) -> Result<EtcdMemberStatus, EtcdError> {

@@ -4,11 +4,12 @@ import Foundation
 import Logging
 import NIOCore
 import NIOEmbedded
+import TestThreads
 import Testing
 
 /// WriteBehind's timing on an `EmbeddedEventLoop`, whose clock moves only when the test says:
 /// the coalescing delay, the maximum delay, group commit and retries after a failed write.
-@Suite struct WriteBehindTests {
+@Suite(.ownThreads) struct WriteBehindTests {
     /// A writer whose writes complete when the test says, recording each snapshot and when it came.
     final class ControlledWriter: DurableWriter {
         let loop: EmbeddedEventLoop

@@ -1,12 +1,13 @@
 import DefaultsCore
 @testable import DefaultsTool
 import Foundation
+import TestThreads
 import Testing
 
 /// What `history`, `undo` and `blame` print of the journal's entries, and the times `--since` and
 /// `--to` take. Local time depends on the process's time zone, so the lines are checked against
 /// ``LocalTime`` here and against a fixed `TZ` in `HistoryCommandTests`, which runs the binary.
-@Suite struct HistoryTextTests {
+@Suite(.ownThreads) struct HistoryTextTests {
     @Test func valuesOnOneLineInDefaultsSyntax() {
         let cases: [(PlistValue, String)] = [
             ("dark", "dark"), ("high contrast", "\"high contrast\""), (7, "7"), (-3, "\"-3\""), (2.5, "\"2.5\""),

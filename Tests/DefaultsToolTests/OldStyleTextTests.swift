@@ -1,10 +1,11 @@
 import DefaultsCore
 @testable import DefaultsTool
 import Foundation
+import TestThreads
 import Testing
 
 /// The text of `defaults read`, character for character as macOS prints it.
-@Suite struct OldStyleTextTests {
+@Suite(.ownThreads) struct OldStyleTextTests {
     func printed(_ value: PlistValue) -> String { NonLossyASCII.encode(OldStyleText.describe(value)) }
 
     @Test func theWorkedExampleOfADomain() throws {

@@ -1,11 +1,12 @@
 import DefaultsCore
 @testable import DefaultsTool
 import Foundation
+import TestThreads
 import Testing
 
 /// A file's path in a domain's place: which words are paths, where they lead, and which of them
 /// name a domain of the storage folder, on real folders and links.
-@Suite struct PlistPathTests {
+@Suite(.ownThreads) struct PlistPathTests {
     @Test func aWordWithASlashOrATildeIsAPath() {
         for word in ["/tmp/x", "~", "~/prefs/com.example.app", "prefs/com.example.app", "./com.example.app"] {
             #expect(PlistPath.isPath(word), "\(word)")

@@ -1,10 +1,11 @@
 import DefaultsCore
 @testable import DefaultsTool
 import Foundation
+import TestThreads
 import Testing
 import ValueSyntaxCases
 
-@Suite struct ValueArgumentsTests {
+@Suite(.ownThreads) struct ValueArgumentsTests {
     @Test("-bool and -data read ValueSyntax's words and hex, as every other user does")
     func theSharedValueSyntax() throws {
         for (word, typeFlag, setting) in ValueSyntaxCases.booleanWords {

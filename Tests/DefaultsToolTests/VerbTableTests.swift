@@ -1,10 +1,11 @@
 import DefaultsCore
 @testable import DefaultsTool
+import TestThreads
 import Testing
 
 /// `defaults`' verbs are one table (`Verb.all`): what runs, what the usage text lists and what
 /// completion offers cannot differ.
-@Suite struct VerbTableTests {
+@Suite(.ownThreads) struct VerbTableTests {
     @Test func everyVerbIsInTheUsageTextAndInCompletion() throws {
         let usageLines = Usage.full.split(separator: "\n").map(String.init)
         let bash = try #require(Completions.scriptText(for: "bash"))

@@ -5,11 +5,12 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import TestThreads
 import Testing
 
 /// EtcdClient against a canned gateway: a SwiftNIO HTTP/1.1 server on loopback that answers each
 /// path with bytes the test chose, as etcd's gateway would (or as a broken one might).
-@Suite struct EtcdClientTests {
+@Suite(.ownThreads) struct EtcdClientTests {
     /// Answers every request for a path with that path's body, written in the given chunks.
     final class CannedGateway: ChannelInboundHandler, @unchecked Sendable {
         // @unchecked Sendable: one instance per connection, used on its channel's loop only.

@@ -4,12 +4,13 @@ import EtcdWire
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+import TestThreads
 import Testing
 
 /// Every request of EtcdClient has one deadline over the whole of it, the answer's body
 /// included, and a watch has it until its first line: a member that stalls is a timeout, never
 /// a wait (docs/RELIABILITY.md, "Limits").
-@Suite struct EtcdDeadlineTests {
+@Suite(.ownThreads) struct EtcdDeadlineTests {
     /// Each kind of request the client makes.
     enum Call: String, CaseIterable, Sendable {
         case range, transaction, status, latestWrite, watch

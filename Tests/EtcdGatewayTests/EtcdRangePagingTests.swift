@@ -4,12 +4,13 @@ import EtcdWire
 import Foundation
 import NIOCore
 import NIOPosix
+import TestThreads
 import Testing
 
 /// A range is read in pages that must advance, within a number of keys and of bytes: a member
 /// that answers "more" for ever gets a malformed answer, never an endless read or one that
 /// grows without bound (docs/RELIABILITY.md, "Limits").
-@Suite struct EtcdRangePagingTests {
+@Suite(.ownThreads) struct EtcdRangePagingTests {
     static func base64(_ text: String) -> String { Data(text.utf8).base64EncodedString() }
 
     static func text(_ json: JSON?) -> String? {

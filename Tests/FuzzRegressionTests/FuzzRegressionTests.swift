@@ -1,13 +1,14 @@
 import DaemonTestSupport
 import Foundation
 import FuzzHarnesses
+import TestThreads
 import Testing
 
 /// Every input kept for the fuzz harnesses runs through its harness in the ordinary suite:
 /// `fuzz/seeds/<harness>/` (where fuzzing starts) and `fuzz/regressions/<harness>/` (every input
 /// that once crashed, hung or broke a round trip). A harness traps on a broken invariant, so a
 /// regression fails this run.
-@Suite struct FuzzRegressionTests {
+@Suite(.ownThreads) struct FuzzRegressionTests {
     static let root = SharedData.repository.appendingPathComponent("fuzz")
 
     static func inputs(_ kind: String, _ harness: FuzzHarness) -> [URL] {

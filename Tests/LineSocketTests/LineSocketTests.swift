@@ -3,11 +3,12 @@ import Foundation
 import LineSocket
 import NIOCore
 import NIOPosix
+import TestThreads
 import Testing
 
 /// LineSocket against a canned server: a SwiftNIO Unix-socket server that answers each line it
 /// reads with the lines the test chose, in one write, cut wherever the test says.
-@Suite struct LineSocketTests {
+@Suite(.ownThreads) struct LineSocketTests {
     /// For every line read, writes the next of `replies` (a reply is any bytes, newlines included).
     final class Canned: ChannelInboundHandler, @unchecked Sendable {
         // @unchecked Sendable: one per connection, used on its channel's loop only.

@@ -3,6 +3,7 @@ import LocalServices
 import DefaultsCore
 import Foundation
 import LineSocket
+import TestThreads
 import Testing
 
 /// Roaming held to its guarantees under random faults, in the manner of Jepsen: three daemons
@@ -13,7 +14,7 @@ import Testing
 /// 60 s in CI with a fixed seed. `DEFAULTSD_CONVERGENCE_SECONDS` runs longer and
 /// `DEFAULTSD_CONVERGENCE_SEED` replays a run; the seed is printed at the start. On a machine
 /// without network namespaces the partition faults are left out, and the run says so.
-@Suite("Roaming converges under random faults", .serialized)
+@Suite("Roaming converges under random faults", .serialized, .ownThreads)
 struct ConvergenceTests {
     static let keys = (0..<6).map { "k\($0)" }
     static let hosts = ["A", "B", "C"]

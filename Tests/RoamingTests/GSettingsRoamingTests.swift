@@ -3,11 +3,12 @@ import LocalServices
 import DefaultsCore
 import Foundation
 import LineSocket
+import TestThreads
 import Testing
 
 /// A GSettings program's setting roams like any domain: a theme set with `gsettings` on A is what
 /// `gsettings` reads on B, through a real 3-member etcd cluster.
-@Suite(.serialized, .enabled(if: EtcdCluster.isInstalled && GIOModule.isAvailable, "needs etcd and `make gsettings-backend`"))
+@Suite(.serialized, .enabled(if: EtcdCluster.isInstalled && GIOModule.isAvailable, "needs etcd and `make gsettings-backend`"), .ownThreads)
 struct GSettingsRoamingTests {
     static let domain = "org.gnome.desktop.interface"
 

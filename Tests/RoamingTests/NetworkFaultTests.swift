@@ -3,13 +3,14 @@ import LocalServices
 import DefaultsCore
 import Foundation
 import LineSocket
+import TestThreads
 import Testing
 
 /// Roaming when the network fails quietly: a member that freezes, a member cut off from the
 /// others, machines on opposite sides of a partition. Frozen members run on loopback; the
 /// partitions run on a ``TestNetwork`` (a network namespace per member and per daemon), where
 /// a cut is a pair of blackhole routes and every connection across it goes silent.
-@Suite("Roaming under network faults", .serialized)
+@Suite("Roaming under network faults", .serialized, .ownThreads)
 struct NetworkFaultTests {
     static let domain = RoamingMachines.domain
     static let defaults = URL(fileURLWithPath: DaemonProcess.binary).deletingLastPathComponent().appendingPathComponent("defaults").path
@@ -80,7 +81,7 @@ struct NetworkFaultTests {
 
 /// The partition cases, on a private network of five hosts: members m0, m1, m2, and the two
 /// daemons A and B, each in a network namespace of its own. Needs root; says so when it cannot run.
-@Suite("Roaming across real partitions", .serialized, .enabled(if: TestNetwork.unavailableReason == nil, "\(TestNetwork.unavailableReason ?? "")"))
+@Suite("Roaming across real partitions", .serialized, .enabled(if: TestNetwork.unavailableReason == nil, "\(TestNetwork.unavailableReason ?? "")"), .ownThreads)
 struct PartitionTests {
     static let hosts = ["m0", "m1", "m2", "A", "B"]
 

@@ -1,10 +1,11 @@
 @testable import LocalServices
 import Foundation
+import TestThreads
 import Testing
 
 /// What a test starts ends with the test's process, however it ends: the leash's watcher acts
 /// when the pipe only this process writes to closes, as it does when the process is killed.
-@Suite struct ProcessLeashTests {
+@Suite(.ownThreads) struct ProcessLeashTests {
     /// Waits until `process` has ended, at most `seconds`; true when it has.
     func ended(_ process: Process, within seconds: Double) -> Bool {
         let done = DispatchSemaphore(value: 0)

@@ -2,10 +2,11 @@ import DaemonTestSupport
 import DefaultsCore
 import Foundation
 import LocalServices
+import TestThreads
 import Testing
 
 /// The `roaming` section of the configuration and `defaults roaming`, with the real binaries.
-@Suite("Roaming: configuration and defaults roaming")
+@Suite("Roaming: configuration and defaults roaming", .ownThreads)
 struct RoamingConfigurationTests {
     static let defaults = URL(fileURLWithPath: DaemonProcess.binary).deletingLastPathComponent().appendingPathComponent("defaults").path
 

@@ -2,11 +2,12 @@ import DaemonTestSupport
 import LocalServices
 import DefaultsCore
 import Foundation
+import TestThreads
 import Testing
 
 /// Roaming to an etcd member that speaks only TLS and asks for a client certificate
 /// (`--client-cert-auth`), with a CA and certificates made for the test by openssl.
-@Suite("Roaming over TLS with a client certificate")
+@Suite("Roaming over TLS with a client certificate", .ownThreads)
 struct RoamingTLSTests {
     @Test("with the CA and the client certificate the daemon roams; without the certificate it is refused and logged once")
     func clientCertificate() throws {

@@ -4,11 +4,12 @@ import DefaultsClient
 import DefaultsCore
 import Foundation
 import LineSocket
+import TestThreads
 import Testing
 
 /// Two machines (two real daemons) of one user on a real 3-member etcd cluster on loopback.
 /// Each test has its own cluster: several stop members.
-@Suite("Roaming through a 3-member etcd cluster", .serialized)
+@Suite("Roaming through a 3-member etcd cluster", .serialized, .ownThreads)
 struct RoamingTests {
     static let domain = RoamingMachines.domain
 

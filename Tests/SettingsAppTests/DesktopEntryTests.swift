@@ -1,11 +1,12 @@
 import Foundation
+import TestThreads
 import Testing
 
 @testable import SettingsApp
 
 /// Apps' names and icons from desktop entries: the parsing, the choice of language, and the
 /// lookup through the XDG data directories and the hicolor theme, on files the test lays out.
-@Suite struct DesktopEntryTests {
+@Suite(.ownThreads) struct DesktopEntryTests {
     static let entry = """
         # a comment
         [Desktop Entry]

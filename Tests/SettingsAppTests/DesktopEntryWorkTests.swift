@@ -1,5 +1,6 @@
 import DaemonTestSupport
 import Foundation
+import TestThreads
 import Testing
 
 @testable import SettingsApp
@@ -7,7 +8,7 @@ import Testing
 /// Reading a desktop entry is work linear in its text: an entry of about n and 8n bytes, made of
 /// long lines, many keys, many localised names, many groups or long escapes, takes CPU time that
 /// grows by at most ``WorkGrowth/bound``, and gives the names and icon it should.
-@Suite struct DesktopEntryWorkTests {
+@Suite(.ownThreads) struct DesktopEntryWorkTests {
     /// The size of the small entry, in bytes: 8 times it is the largest entry the lookup reads
     /// (`DesktopEntry.maximumBytes`), so the large input is the worst a file can make it do.
     static let n = DesktopEntry.maximumBytes / WorkGrowth.factor

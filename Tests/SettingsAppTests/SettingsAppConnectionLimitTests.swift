@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import TestThreads
 import Testing
 
 @testable import SettingsApp
@@ -9,7 +10,7 @@ import Testing
 /// configuration, without the cap): a connection nothing is read from is closed after the idle
 /// timeout, whether or not it ever sent a request, and past the cap a new connection waits,
 /// unserved, until one closes.
-@Suite struct SettingsAppConnectionLimitTests {
+@Suite(.ownThreads) struct SettingsAppConnectionLimitTests {
     /// The app, run as `defaultsd-settings` runs it, on a free port; the port, and the task to cancel.
     func running(maximumConnections: Int, idleTimeout: Duration) async throws -> (port: Int, service: Task<Void, any Error>) {
         let server = SettingsServer(configuration: .init(

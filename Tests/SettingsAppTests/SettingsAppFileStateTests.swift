@@ -3,6 +3,7 @@ import DefaultsCore
 import Foundation
 import LineSocket
 import LocalServices
+import TestThreads
 import Testing
 import WebDriver
 
@@ -24,7 +25,7 @@ import WebDriver
 /// tests run as root, who reads anything, so both are started without the capabilities that let
 /// root pass file permissions (``FileState/unprivilegedCommandPrefix``), and a file of mode 000
 /// is then refused to them as to any user.
-@Suite struct SettingsAppFileStateTests {
+@Suite(.ownThreads) struct SettingsAppFileStateTests {
     static let domain = "com.example.BridgeControl"
     /// Another app, with a whole copy of the same bundle that no state touches.
     static let otherApp = "com.example.Other"

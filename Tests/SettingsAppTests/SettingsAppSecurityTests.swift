@@ -4,12 +4,13 @@ import DefaultsCore
 import Foundation
 import LineSocket
 import LocalServices
+import TestThreads
 import Testing
 import WebDriver
 
 /// The real `defaultsd-settings` over a real daemon, spoken to byte by byte: the token, the
 /// cookie, `Host`, `Origin`, bounded bodies, the address file and the daemon coming and going.
-@Suite struct SettingsAppSecurityTests {
+@Suite(.ownThreads) struct SettingsAppSecurityTests {
     let daemon: DaemonProcess
     let app: SettingsAppProcess
 

@@ -1,11 +1,12 @@
 import DaemonTestSupport
 import Foundation
 import LocalServices
+import TestThreads
 import Testing
 import WebDriver
 
 /// The Settings app's start on a busy port, and its stop.
-@Suite struct SettingsAppStartAndStopTests {
+@Suite(.ownThreads) struct SettingsAppStartAndStopTests {
     /// A port held by another program: a listening socket on 127.0.0.1.
     func holdPort() throws -> (fd: Int32, port: Int) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

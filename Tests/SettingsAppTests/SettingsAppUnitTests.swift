@@ -1,5 +1,6 @@
 import DefaultsCore
 import SettingsBundles
+import TestThreads
 import Testing
 import ValueSyntaxCases
 import Foundation
@@ -8,7 +9,7 @@ import Foundation
 
 /// The rules the page depends on, one by one: how an input becomes a typed value, how the plain
 /// editor shows and reads values, which language is chosen, how the token leaves the address.
-@Suite struct SettingsAppUnitTests {
+@Suite(.ownThreads) struct SettingsAppUnitTests {
     /// One row in the form `describeBundle` answers it, read back as the app reads it.
     private func row(control: String, defaultValue: String? = nil) throws -> PaneDescription.Row {
         let defaultMember = defaultValue.map { #""defaultValue":\#($0),"# } ?? ""
@@ -209,7 +210,7 @@ import Foundation
 /// The GSettings schema check fails closed: a value is written unchecked only where there is no
 /// schema (status 3) or no tool; a tool that is killed, stopped or answers an unknown status
 /// refuses the value.
-@Suite struct GSettingsSchemaCheckTests {
+@Suite(.ownThreads) struct GSettingsSchemaCheckTests {
     func tool(_ script: String) throws -> String {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("schema-tool-\(UUID().uuidString)").path
         try ("#!/bin/sh\n" + script + "\n").write(toFile: path, atomically: true, encoding: .utf8)

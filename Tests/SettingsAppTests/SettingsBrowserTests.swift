@@ -3,13 +3,14 @@ import DefaultsCore
 import Foundation
 import LineSocket
 import LocalServices
+import TestThreads
 import Testing
 import WebDriver
 
 /// The Settings app in a real headless Chromium (Debian's `chromium` and `chromium-driver`, driven
 /// over W3C WebDriver from Swift), over the real `defaultsd-settings` and the real daemon. Every
 /// change is checked where it lands: in the daemon, with its type.
-@Suite(.serialized, .enabled(if: Chromium.isInstalled, "needs chromium and chromium-driver (make test installs them)"))
+@Suite(.serialized, .enabled(if: Chromium.isInstalled, "needs chromium and chromium-driver (make test installs them)"), .ownThreads)
 struct SettingsBrowserTests {
     static let bridge = "com.example.BridgeControl"
 

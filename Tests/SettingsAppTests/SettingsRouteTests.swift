@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import HummingbirdWebSocket
 import DaemonTestSupport
+import TestThreads
 import Testing
 
 @testable import SettingsApp
@@ -11,7 +12,7 @@ import Testing
 /// The Settings app's routes in process, through HummingbirdTesting, without the access guard
 /// (its rules are tested over real HTTP in SettingsAppSecurityTests): without a daemon, and with
 /// a real one where the answer depends on what it holds.
-@Suite struct SettingsRouteTests {
+@Suite(.ownThreads) struct SettingsRouteTests {
     func application() -> some ApplicationProtocol {
         let server = SettingsServer(configuration: .init(port: 0, socketPath: "/nonexistent/defaultsd/socket"))
         let router = Router(context: BasicWebSocketRequestContext.self)

@@ -1,10 +1,11 @@
 import DaemonTestSupport
 import Foundation
 import LocalServices
+import TestThreads
 import Testing
 
 /// The user unit `make install` installs for the Settings app, checked by systemd itself.
-@Suite struct SettingsUnitFileTests {
+@Suite(.ownThreads) struct SettingsUnitFileTests {
     @Test func theUserUnitVerifiesCleanlyBesideTheDaemonsUnits() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("settings-unit-\(UUID().uuidString.prefix(8))").path
         let runtime = directory + "/runtime"

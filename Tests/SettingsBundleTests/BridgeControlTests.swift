@@ -1,10 +1,11 @@
 import DefaultsCore
 import Foundation
 import SettingsBundles
+import TestThreads
 import Testing
 
 /// The Bridge Control bundle of the classic iOS settings tutorial (Tests/SettingsBundleTests/Fixtures).
-@Suite struct BridgeControlTests {
+@Suite(.ownThreads) struct BridgeControlTests {
     static func load(_ options: LoadOptions = LoadOptions(languages: ["en"])) throws -> SettingsBundle {
         try SettingsBundle.load(at: Fixtures.bridgeControl, options: options)
     }

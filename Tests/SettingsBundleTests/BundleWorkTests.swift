@@ -2,13 +2,14 @@ import DaemonTestSupport
 import DefaultsCore
 import Foundation
 import SettingsBundles
+import TestThreads
 import Testing
 
 /// Reading a Settings bundle is work linear in the bundle: a `.strings` table of about n and 8n
 /// bytes, and a whole bundle of n and 8n specifiers, pages, tables or languages, take CPU time
 /// that grows by at most ``WorkGrowth/bound``, and what they give (the entries, the specifiers,
 /// the findings, or the table abandoned at a syntax error) is checked too.
-@Suite struct BundleWorkTests {
+@Suite(.ownThreads) struct BundleWorkTests {
     // MARK: .strings tables
 
     /// The size of the small table, in bytes: one reading of most shapes takes milliseconds in a

@@ -2,11 +2,12 @@ import DefaultsCore
 import Foundation
 import SettingsBundles
 import SharedCorpus
+import TestThreads
 import Testing
 
 /// Every bundle of the corpus loads (phone, English) and stays the same: how many findings of
 /// each severity, pages, specifiers and defaults. A change here is a behaviour change to explain.
-@Suite(.needsSharedCorpus) struct CorpusTests {
+@Suite(.needsSharedCorpus, .ownThreads) struct CorpusTests {
     struct Expected: Sendable {
         var errors: Int, warnings: Int, infos: Int, pages: Int, specifiers: Int, defaults: Int
     }

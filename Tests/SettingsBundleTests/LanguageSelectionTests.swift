@@ -1,7 +1,8 @@
 import SettingsBundles
+import TestThreads
 import Testing
 
-@Suite struct LanguageSelectionTests {
+@Suite(.ownThreads) struct LanguageSelectionTests {
     @Test func preferredLanguagesFromTheEnvironment() {
         #expect(LanguageSelection.preferredLanguages(LANGUAGE: "fr:de", LANG: "en_GB.UTF-8") == ["fr", "de", "en-GB"])
         #expect(LanguageSelection.preferredLanguages(LANGUAGE: nil, LANG: "pt_BR.UTF-8@euro") == ["pt-BR"])

@@ -1,11 +1,12 @@
 import DefaultsCore
 import Foundation
 import SettingsBundles
+import TestThreads
 import Testing
 
 /// Loading bundles written by the tests: child-pane resolution and cycles, page formats and
 /// prologs, and the specifier diagnostics the corpus does not exercise.
-@Suite struct LoadingTests {
+@Suite(.ownThreads) struct LoadingTests {
     @Test func childPaneCyclesStopAndAreReported() throws {
         let bundle = try TemporaryBundle()
         try bundle.writePage("Root.plist", [Spec.toggle("r", "R"), Spec.child("A", file: "A")])

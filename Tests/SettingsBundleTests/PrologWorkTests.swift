@@ -1,11 +1,12 @@
 import Foundation
 @testable import SettingsBundles
+import TestThreads
 import Testing
 
 /// The XML prolog scan does work linear in its text: prolog items of every kind repeated n and
 /// 8n times cost at most about 8 times as much, counted in bytes examined, and a bundle page made
 /// of 240 KB of them is read in well under a second.
-@Suite struct PrologWorkTests {
+@Suite(.ownThreads) struct PrologWorkTests {
     /// Texts whose prolog repeats one item `count` times, each shape one a quadratic scan would
     /// choke on: bare `<!>`, DOCTYPEs whose `[` is never closed, unterminated comments after many
     /// items, processing instructions, and whitespace between items.

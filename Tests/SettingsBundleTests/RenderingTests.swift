@@ -1,10 +1,11 @@
 import DefaultsCore
 import Foundation
 import SettingsBundles
+import TestThreads
 import Testing
 
 /// Panes as Settings lays them out: the text rendering and the structured description.
-@Suite struct RenderingTests {
+@Suite(.ownThreads) struct RenderingTests {
     static let stored: [String: PlistValue] = [
         "officer": "Jean-Luc Picard", "authorizationCode": "1701", "rank": "Captain", "warp": false,
         "favoriteCaptain": "Kirk",

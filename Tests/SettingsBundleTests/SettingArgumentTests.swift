@@ -1,12 +1,13 @@
 import DefaultsCore
 import Foundation
 import SettingsBundles
+import TestThreads
 import Testing
 import ValueSyntaxCases
 
 /// A setting named by key or title, a bare word read as the row's control stores it, and the
 /// pane's JSON read back as the pane that was written.
-@Suite struct SettingArgumentTests {
+@Suite(.ownThreads) struct SettingArgumentTests {
     static func pane() throws -> (TemporaryBundle, PaneDescription) {
         let bundle = try TemporaryBundle()
         try bundle.writePage(

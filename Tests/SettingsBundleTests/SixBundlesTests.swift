@@ -2,11 +2,12 @@ import DefaultsCore
 import Foundation
 import SettingsBundles
 import SharedCorpus
+import TestThreads
 import Testing
 
 /// Exact specifiers, defaults, localisation and diagnostics of six corpus bundles
 /// (the research notes' oracle, §5).
-@Suite(.needsSharedCorpus) struct SixBundlesTests {
+@Suite(.needsSharedCorpus, .ownThreads) struct SixBundlesTests {
     static func specifier(_ bundle: SettingsBundle, _ file: String, _ index: Int) throws -> Specifier {
         try #require(bundle.pages[file]?.specifiers.first { $0.location.index == index })
     }

@@ -2,10 +2,11 @@ import DefaultsCore
 import Foundation
 import SettingsBundles
 import SharedCorpus
+import TestThreads
 import Testing
 
 /// `.strings` files: encodings, the old-style syntax, abandonment on a syntax error, plist tables.
-@Suite struct StringsFileTests {
+@Suite(.ownThreads) struct StringsFileTests {
     static let sample = "/* Greetings */\n\"greeting\" = \"Grüß dich\";\n// emoji\n\"rocket\" = \"🚀\";\n"
     static let sampleEntries = ["greeting": "Grüß dich", "rocket": "🚀"]
 

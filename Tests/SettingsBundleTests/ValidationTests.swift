@@ -1,10 +1,11 @@
 import DefaultsCore
 import Foundation
 import SettingsBundles
+import TestThreads
 import Testing
 
 /// Write validation against the specifiers that describe a key, with the exact refusals.
-@Suite struct ValidationTests {
+@Suite(.ownThreads) struct ValidationTests {
     static let bridge = Result { try BridgeControlTests.load() }
 
     @Test(arguments: [

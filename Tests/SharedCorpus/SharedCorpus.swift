@@ -31,7 +31,7 @@ extension Trait where Self == ConditionTrait {
     /// Runs a test or suite only where the shared corpus is present.
     ///
     /// ```swift
-    /// @Suite(.needsSharedCorpus) struct CorpusTests { … }
+    /// @Suite(.needsSharedCorpus, .ownThreads) struct CorpusTests { … }
     /// ```
     public static var needsSharedCorpus: Self {
         .enabled(if: SharedCorpus.isPresent, "needs the shared corpus (../shared or $DEFAULTSD_SHARED), which is absent")

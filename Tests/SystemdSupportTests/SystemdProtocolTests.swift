@@ -1,12 +1,13 @@
 import Foundation
 import SystemdSupport
+import TestThreads
 import Testing
 
 /// The parts of the service manager's protocol that the real-systemd tests (DaemonIntegrationTests,
 /// `SystemdTests`) do not reach: abstract notification sockets, refused addresses, variables meant
 /// for another process, and the socket checks. The environment is the process's own, so the suite
 /// runs serialized and puts every variable back.
-@Suite(.serialized) struct SystemdProtocolTests {
+@Suite(.serialized, .ownThreads) struct SystemdProtocolTests {
     @Test func notifyReachesAPathSocketInOneDatagram() throws {
         let directory = NSTemporaryDirectory() + "systemd-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
