@@ -4,11 +4,12 @@ import DefaultsCore
 import Foundation
 import LineSocket
 import LocalServices
+import TestThreads
 import Testing
 
 /// The change journal through the real daemon: writers that are real processes, `history` and
 /// `revert` on the socket, kill -9, a burst past the bound, compaction off the loop, secrets.
-@Suite("The change journal: who changed it, history and undo", .serialized)
+@Suite("The change journal: who changed it, history and undo", .serialized, .ownThreads)
 struct ChangeJournalTests {
     static let domain = "com.example.BridgeControl"
 
@@ -107,8 +108,9 @@ struct ChangeJournalTests {
         var kept = 0
         for round in 0..<5 {
             let writer = try daemon.connect()
-            // Past the write-behind's longest wait (1 s), so that changes of every round are durable.
-            let stop = Date().addingTimeInterval(Double.random(in: 1.2...2.5))
+            // Past the write-behind's longest wait (1 s) and the journal's hand-over a second after
+            // a flush, so that each round's first changes can reach the file before the kill.
+            let stop = Date().addingTimeInterval(Double.random(in: 2.5...4))
             var sent = 0
             // Twenty at a time: the daemon is killed with requests and entries in flight, and
             // never stops reading for answers not read.
