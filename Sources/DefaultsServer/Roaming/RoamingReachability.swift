@@ -50,6 +50,14 @@ final class RoamingReachability {
     /// Requests the cluster has not answered since it last answered one: the retries of a link
     /// cut off, each of which is not logged.
     private(set) var failures = 0
+    /// When the cluster first failed to answer since it last answered.
+    private var failingSince: NIODeadline?
+
+    /// How long a cluster that answered may fail to answer before it counts as lost. An election
+    /// (its leader killed or restarted) leaves the members without a leader for about two
+    /// election timeouts, a second each by etcd's default: that is routine, and neither a
+    /// warning nor `offline` while the sender retries through it.
+    static let lossGrace: TimeAmount = .seconds(3)
 
     init(endpoints: [String], eventLoop: EventLoop, logger: Logger) {
         self.endpoints = endpoints
@@ -69,12 +77,17 @@ final class RoamingReachability {
     /// How many revisions under the prefix the cluster holds beyond `applied`.
     func revisionsBehind(applied: Int64) -> Int64 { max(0, latestInCluster - applied) }
 
-    /// Records whether the cluster answered; logs only the changes of state. `queued`,
-    /// `domains` and `revision` are what the log says of this machine.
-    func reached(_ answered: Bool, problem: String?, queued: Int, domains: [DomainName], revision: Int64) {
+    /// Records whether the cluster answered; logs only the changes of state. A cluster that
+    /// answered is lost only once it has failed for ``lossGrace``. `queued`, `domains` and
+    /// `revision` are what the log says of this machine.
+    func reached(
+        _ answered: Bool, problem: String?, queued: Int, domains: [DomainName], revision: Int64, at now: NIODeadline = .now()
+    ) {
         eventLoop.preconditionInEventLoop()
         failures = answered ? 0 : failures + 1
+        failingSince = answered ? nil : (failingSince ?? now)
         guard answered != reachable else { return }
+        if !answered, reachable == true, let failingSince, now - failingSince < Self.lossGrace { return }
         let previous = reachable
         reachable = answered
         if answered {
