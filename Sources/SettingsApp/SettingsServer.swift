@@ -126,6 +126,9 @@ public final class SettingsServer: Sendable {
     public func run(ready: @escaping @Sendable (Opening) -> Void) async throws {
         guard let first = configuration.hosts.first else { return }
         if let file = configuration.addressFile, let running = Self.runningInstance(addressFile: file) { throw running }
+        // Before anything is bound: a folder others may write stops the app at once, rather than
+        // after it has started serving and must shut down again.
+        for file in [configuration.addressFile, configuration.launchFile].compactMap({ $0 }) { try Self.makePrivateFolder(of: file) }
         let (port, portContinuation) = AsyncStream.makeStream(of: Int.self)
         let primary = application(host: first, port: configuration.port) { port in
             portContinuation.yield(port)
@@ -284,10 +287,15 @@ public final class SettingsServer: Sendable {
     /// (``SocketTrust``): made here with mode 0700 when missing, and otherwise the user's or
     /// root's, writable by no one else. The temporary file has a random name and is created new
     /// (`O_EXCL`), never through a link (`O_NOFOLLOW`), then renamed over the old one.
-    private func writePrivateFile(_ path: String, _ contents: String) throws {
-        let folder = SystemText.parentDirectory(of: path)
-        mkdir(folder, 0o700)
+    /// Makes the folder of `path` (mode 700) where it is missing, and refuses one that another
+    /// user could change: the files written there hold the launch token.
+    private static func makePrivateFolder(of path: String) throws {
+        mkdir(SystemText.parentDirectory(of: path), 0o700)
         try SocketTrust.checkDirectory(ofSocket: path)
+    }
+
+    private func writePrivateFile(_ path: String, _ contents: String) throws {
+        try Self.makePrivateFolder(of: path)
         let temporary = path + ".tmp-" + SystemText.hex((0..<8).map { _ in UInt8.random(in: 0...255) })
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw DefaultsError(.ioError, "cannot write \(temporary): \(String(cString: strerror(errno)))") }

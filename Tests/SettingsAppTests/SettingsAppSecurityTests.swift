@@ -279,6 +279,7 @@ import WebDriver
         let run = try FinishedRun.run(SettingsAppProcess.binary, ["--port", "0", "--socket", daemon.socketPath], environment: environment)
         #expect(run.status != 0)
         #expect((run.output + run.errors).contains("can be written by its group or others (mode 777)"), "\(run.output) \(run.errors)")
+        #expect(!(run.output + run.errors).contains("listening"), "refused before it serves: \(run.output) \(run.errors)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder + "/defaultsd").isEmpty, "nothing written there")
     }
 }
