@@ -147,24 +147,31 @@ public final class Chromium: @unchecked Sendable {
         return id
     }
 
-    /// Clicks an element; one replaced by a re-render before the click is found again once.
+    /// Clicks an element (see ``onElement(_:_:)`` for one a re-render replaced or has not shown yet).
     public func click(_ selector: String) async throws {
-        do {
-            try await command("POST", "/element/\(try await element(selector))/click")
-        } catch let failure as Failure where failure.description.contains("stale element reference") {
-            try await command("POST", "/element/\(try await element(selector))/click")
-        }
+        try await onElement(selector) { id in try await self.command("POST", "/element/\(id)/click") }
     }
 
     /// Types into an element as a person does (keys, then whatever `keys` ends with, e.g. Enter).
-    /// An element that a re-render replaced between finding it and typing (WebDriver's "stale
-    /// element reference", before any key is typed) is found again once, as a person would look
-    /// at the field again.
     public func type(_ selector: String, _ text: String) async throws {
-        do {
-            try await command("POST", "/element/\(try await element(selector))/value", ["text": text])
-        } catch let failure as Failure where failure.description.contains("stale element reference") {
-            try await command("POST", "/element/\(try await element(selector))/value", ["text": text])
+        try await onElement(selector) { id in try await self.command("POST", "/element/\(id)/value", ["text": text]) }
+    }
+
+    /// Runs `action` on the element for `selector`. An element that a re-render replaced between
+    /// finding it and acting on it ("stale element reference"), or that the page has not shown
+    /// yet ("element not interactable"), is found again for up to a second, as a person looks at
+    /// the field again: WebDriver refuses either before any key is typed or any click is made.
+    private func onElement(_ selector: String, _ action: (String) async throws -> Void) async throws {
+        let deadline = Date(timeIntervalSinceNow: 1)
+        while true {
+            do {
+                return try await action(try await element(selector))
+            } catch let failure as Failure
+                where (failure.description.contains("stale element reference") || failure.description.contains("element not interactable"))
+                && Date() < deadline
+            {
+                try await Task.sleep(for: .milliseconds(15))
+            }
         }
     }
 
