@@ -59,6 +59,9 @@ struct DefaultsBench: ParsableCommand {
     @Flag(help: "Measure only what the change journal costs (on against off) and its disk use.")
     var journalOnly = false
 
+    @Flag(help: "With --journal-only: both daemons with the journal off, to show the method's own spread.")
+    var journalControl = false
+
     var perRound: Int { max(iterations / rounds, 100) }
     var eventsPerRound: Int { max(events / rounds, 40) }
 
@@ -77,7 +80,7 @@ struct DefaultsBench: ParsableCommand {
             return print(report.text)
         }
         if journalOnly {
-            report.journalCost(try measureJournalCost(binary: binary, directory: directory), burst: burst)
+            report.journalCost(try measureJournalCost(binary: binary, directory: directory, control: journalControl), burst: burst)
             return print(report.text)
         }
 
