@@ -27,8 +27,13 @@ final class ChangeJournal {
     /// Whether a key's values are secret (a Settings bundle's `IsSecure` text field): such a
     /// change is recorded without its values.
     var isSecure: (DomainName, String) -> Bool = { _, _ in false }
-    /// Recorded, not yet handed to the journal thread, in the order they were recorded.
-    private var pending: [DomainName: Pending] = [:]
+    /// Recorded, not yet handed to the journal thread, in the order they were recorded; but for
+    /// the list of ``current``.
+    private var pending: [DomainName: PendingEntries] = [:]
+    /// The list of the domain recorded last, out of ``pending``: a burst of changes to one
+    /// domain is appended to it without hashing the domain's name at each change. It goes
+    /// back into ``pending`` before anything else reads that (``settle()``).
+    private var current: (domain: DomainName, entries: PendingEntries)?
     /// Each domain's generation durable on disk, as the write-behind reported it: the entries up
     /// to it may be written.
     private var durable: [DomainName: Int64] = [:]
@@ -82,51 +87,44 @@ final class ChangeJournal {
     /// Records the changes `effective` made to its domain, with what the keys held `before`.
     func record(_ effective: Changeset, before: Before, generation: Int64, origin: Origin) {
         eventLoop.preconditionInEventLoop()
-        let domain = effective.domain
-        let time = Self.now()
-        let bounds = configuration.bounds
-        func entry(_ key: String, _ new: PlistValue?) -> JournalEntry {
-            let change: JournalEntry.Change = isSecure(domain, key) ? .secure : .values(old: before[key], new: new)
-            return JournalEntry(id: generation, time: time, domain: domain, key: key, change: change, origin: origin)
+        if current?.domain != effective.domain {
+            settle()
+            current = (effective.domain, pending.removeValue(forKey: effective.domain) ?? PendingEntries())
         }
-        // Appended in place: one look-up of the domain, no copy of its list.
-        mutating(&pending[domain, default: Pending()]) { pending in
-            if let (key, new) = effective.onlyChange {
-                pending.append(entry(key, new))
-            } else {
-                // One change's keys in a stable order, as its event lists them.
-                for (key, new) in effective.sorted(by: { $0.key < $1.key }) { pending.append(entry(key, new)) }
-            }
-            // More than a compaction keeps would be cut there anyway: changes that outrun the
-            // disk hold no more than that in memory (the values they replaced, above all).
-            if pending.entries.count > bounds.compactionEntries || pending.bytes > bounds.maximumBytes {
-                var dropped = max(0, pending.entries.count - bounds.maximumEntries)
-                for entry in pending.entries[..<dropped] { pending.bytes -= Self.approximateBytes(entry) }
-                while pending.bytes > bounds.maximumBytes, dropped < pending.entries.count - 1 {
-                    pending.bytes -= Self.approximateBytes(pending.entries[dropped])
-                    dropped += 1
-                }
-                pending.entries.removeFirst(dropped)
-            }
-        }
+        // Appended in place, no copy of the list, in one access to it.
+        Self.append(
+            effective, before: before, generation: generation, time: Self.now(), origin: origin, isSecure: isSecure,
+            bounds: configuration.bounds, to: &current!.entries)
     }
 
-    /// A domain's entries not handed to the journal thread yet, and about how many bytes they
-    /// would take in its file.
-    struct Pending {
-        var entries: [JournalEntry] = []
-        var bytes = 0
-
-        /// Taken, not copied: a copy of an entry retains each of its strings and values.
-        mutating func append(_ entry: consuming JournalEntry) {
-            bytes += ChangeJournal.approximateBytes(entry)
-            entries.append(entry)
+    /// One entry per changed key, appended to `entries`.
+    private static func append(
+        _ effective: Changeset, before: Before, generation: Int64, time: Date, origin: Origin,
+        isSecure: (DomainName, String) -> Bool, bounds: JournalBounds, to entries: inout PendingEntries
+    ) {
+        if let (key, new) = effective.onlyChange {
+            let change: JournalEntry.Change = isSecure(effective.domain, key) ? .secure : .values(old: before[key], new: new)
+            entries.append(id: generation, time: time, key: key, change: change, origin: origin)
+        } else {
+            // One change's keys in a stable order, as its event lists them.
+            for (key, new) in effective.sorted(by: { $0.key < $1.key }) {
+                let change: JournalEntry.Change = isSecure(effective.domain, key) ? .secure : .values(old: before[key], new: new)
+                entries.append(id: generation, time: time, key: key, change: change, origin: origin)
+            }
         }
+        entries.keep(within: bounds)
+    }
+
+    /// Puts the list of ``current`` back into ``pending``.
+    private func settle() {
+        guard let current else { return }
+        pending[current.domain] = current.entries
+        self.current = nil
     }
 
     /// About what an entry takes in its file: its values' encoded sizes (a string's and data's
     /// by their length, not a scan), and 256 bytes for the rest.
-    static func approximateBytes(_ entry: JournalEntry) -> Int {
+    static func approximateBytes(key: String, change: JournalEntry.Change) -> Int {
         func size(_ value: PlistValue?) -> Int {
             switch value {
             case nil: 0
@@ -136,11 +134,9 @@ final class ChangeJournal {
             default: 32
             }
         }
-        guard case .values(let old, let new) = entry.change else { return 256 }
-        return 256 + entry.key.utf8.count + size(old) + size(new)
+        guard case .values(let old, let new) = change else { return 256 }
+        return 256 + key.utf8.count + size(old) + size(new)
     }
-
-    private func mutating<Value>(_ value: inout Value, _ body: (inout Value) -> Void) { body(&value) }
 
     /// The time of a change, to the millisecond and never later than the change (a revert to
     /// "now" undoes nothing), from the kernel's coarse clock: read at every change, and a
@@ -164,6 +160,7 @@ final class ChangeJournal {
     /// them go to the journal thread at the next hand-over.
     func domainsWritten(_ generations: [DomainName: Int64]) {
         eventLoop.preconditionInEventLoop()
+        settle()
         for (domain, generation) in generations where pending[domain] != nil {
             durable[domain] = max(durable[domain] ?? 0, generation)
         }
@@ -191,22 +188,20 @@ final class ChangeJournal {
             writeAgain = true
             return
         }
+        settle()
         let waiting = waitingForNextBatch
         waitingForNextBatch = []
-        var entries: [DomainName: [JournalEntry]] = [:]
+        var entries: [DomainName: PendingEntries] = [:]
         for (domain, generation) in durable {
-            guard let recorded = pending[domain]?.entries else { continue }
-            let count = recorded.prefix { $0.id <= generation }.count
+            guard let recorded = pending[domain] else { continue }
+            let count = recorded.count(upTo: generation)
             guard count > 0 else { continue }
             if count == recorded.count {
                 // The list itself, not a copy of its entries.
                 entries[domain] = recorded
                 pending[domain] = nil
             } else {
-                entries[domain] = Array(recorded[..<count])
-                var rest = Pending()
-                for entry in recorded[count...] { rest.append(entry) }
-                pending[domain] = rest
+                (entries[domain], pending[domain]) = recorded.split(at: count)
             }
         }
         durable = durable.filter { pending[$0.key] != nil }
@@ -265,10 +260,11 @@ final class ChangeJournal {
             return eventLoop.makeFailedFuture(Self.notKept(domain))
         }
         guard configuration.isEnabled else { return eventLoop.makeFailedFuture(Self.notKept(nil)) }
+        settle()
         let files = self.files
         let bounds = configuration.bounds
         let excluded = configuration.excludedDomains
-        let unwritten = query.domain.map { domain in pending[domain].map { [domain: $0.entries] } ?? [:] } ?? pending.mapValues(\.entries)
+        let unwritten = query.domain.map { domain in pending[domain].map { [domain: $0] } ?? [:] } ?? pending
         // A read holds files' worth of entries for a moment.
         trimWhenQuiet()
         return thread.runIfActive(eventLoop: eventLoop) {
@@ -278,7 +274,7 @@ final class ChangeJournal {
             var found: [JournalEntry] = []
             for domain in domains {
                 // What a compaction would keep, of which what the query asks.
-                let kept = (files.entries(of: domain, maximumBytes: bounds.maximumBytes) + (unwritten[domain] ?? []))
+                let kept = (files.entries(of: domain, maximumBytes: bounds.maximumBytes) + (unwritten[domain]?.entries(of: domain) ?? []))
                     .filter { $0.time >= oldest }
                 found += kept.suffix(bounds.maximumEntries).filter(query.matches)
             }
@@ -312,7 +308,7 @@ struct JournalFileSize: Sendable, Hashable {
 
 /// One batch of entries for the journal thread, with what it needs to compact.
 struct JournalBatch: Sendable {
-    var entries: [DomainName: [JournalEntry]]
+    var entries: [DomainName: PendingEntries]
     var sizes: [DomainName: JournalFileSize?]
     var bounds: JournalBounds
     var now: Date
@@ -331,7 +327,8 @@ struct JournalBatch: Sendable {
     func write(to files: JournalFiles) -> Outcome {
         var outcome = Outcome()
         var compacted = false
-        for (domain, entries) in entries {
+        for (domain, pending) in entries {
+            let entries = pending.entries(of: domain)
             do throws(DefaultsError) {
                 // A domain with no file yet needs no compaction: its first file is written as it grows.
                 if var size = sizes[domain].flatMap({ $0 }) ?? (files.exists(domain) ? nil : JournalFileSize(entries: 0, bytes: 0)),

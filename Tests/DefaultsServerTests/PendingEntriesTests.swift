@@ -1,0 +1,71 @@
+@testable import DefaultsServer
+import DefaultsCore
+import Foundation
+import TestThreads
+import Testing
+
+/// The journal's entries waiting for the disk: each writer kept once per run, whole entries made
+/// back exactly, the bounds held, and a split that keeps both halves whole.
+@Suite(.ownThreads) struct PendingEntriesTests {
+    static let domain = try! DomainName("com.example.pending")
+    static let time = Date(timeIntervalSince1970: 1_800_000_000)
+
+    static func writer(_ command: String) -> Origin {
+        var origin = Origin(pid: 42, uid: 1000, connection: 7, client: nil)
+        origin.command = command
+        return origin
+    }
+
+    static func filled(_ writers: [String]) -> PendingEntries {
+        var pending = PendingEntries()
+        for (index, command) in writers.enumerated() {
+            pending.append(
+                id: Int64(index + 1), time: time, key: "k\(index)", change: .values(old: nil, new: .integer(Int64(index))),
+                origin: writer(command))
+        }
+        return pending
+    }
+
+    static func bytes(_ entries: [JournalEntry]) -> Int {
+        entries.reduce(0) { $0 + ChangeJournal.approximateBytes(key: $1.key, change: $1.change) }
+    }
+
+    @Test("a run of changes by one writer keeps the writer once, and the entries come back whole, each with its own writer")
+    func writersOncePerRun() {
+        let pending = Self.filled(["defaults", "defaults", "firefox", "defaults"])
+        #expect(pending.writers.map(\.command) == ["defaults", "firefox", "defaults"])
+        let entries = pending.entries(of: Self.domain)
+        #expect(entries.map(\.origin.command) == ["defaults", "defaults", "firefox", "defaults"])
+        #expect(entries.map(\.id) == [1, 2, 3, 4])
+        #expect(entries.allSatisfy { $0.domain == Self.domain && $0.time == Self.time })
+        #expect(entries[2] == JournalEntry(
+            id: 3, time: Self.time, domain: Self.domain, key: "k2", change: .values(old: nil, new: .integer(2)), origin: Self.writer("firefox")))
+        #expect(pending.bytes == Self.bytes(entries))
+    }
+
+    @Test("past the point of compaction the oldest are dropped down to the bound, and the byte count follows")
+    func boundsHeld() {
+        var pending = Self.filled(Array(repeating: "defaults", count: 7))
+        let bounds = JournalBounds(maximumEntries: 4, maximumAge: 86_400, maximumBytes: 1 << 20)
+        pending.keep(within: bounds)
+        #expect(pending.entries(of: Self.domain).map(\.id) == [4, 5, 6, 7])
+        #expect(pending.bytes == Self.bytes(pending.entries(of: Self.domain)))
+        // Within the point of compaction (6 entries), nothing is dropped.
+        var few = Self.filled(Array(repeating: "defaults", count: 6))
+        few.keep(within: bounds)
+        #expect(few.count == 6)
+    }
+
+    @Test("a split by generation gives the durable entries and the rest, each whole with its writers")
+    func split() {
+        let pending = Self.filled(["defaults", "firefox", "firefox", "defaults", "gsettings"])
+        let count = pending.count(upTo: 3)
+        #expect(count == 3)
+        let (first, rest) = pending.split(at: count)
+        #expect(first.entries(of: Self.domain) == Array(pending.entries(of: Self.domain)[..<3]))
+        #expect(rest.entries(of: Self.domain) == Array(pending.entries(of: Self.domain)[3...]))
+        #expect(rest.entries(of: Self.domain).map(\.origin.command) == ["defaults", "gsettings"])
+        #expect(first.bytes + rest.bytes == pending.bytes)
+        #expect(rest.bytes == Self.bytes(rest.entries(of: Self.domain)))
+    }
+}
