@@ -6,6 +6,11 @@ import FoundationEssentials
 /// connection shares one), so that recording a change copies no writer's strings. The journal
 /// thread makes whole ``JournalEntry`` values of them (``entries(of:)``).
 ///
+/// The entries lie in chunks of ``chunkSize``, each allocated once at its full size: a burst's
+/// list grows without copying what it holds, and in blocks the allocator keeps and gives out
+/// again, where one array doubling would be copied at each doubling and, past glibc's mapping
+/// threshold, mapped afresh (a page fault per page) at every burst.
+///
 /// Owned by the ``ChangeJournal`` on the loop; a list handed over, or read by `history`, is a
 /// value the journal thread then reads alone.
 struct PendingEntries: Sendable {
@@ -18,32 +23,46 @@ struct PendingEntries: Sendable {
         var writer: Int
     }
 
-    private(set) var recorded: [Recorded] = []
-    /// The writers of ``recorded``: one for each run of changes by the same writer. An entry
+    static let chunkSize = 1024
+
+    private var chunks: [[Recorded]] = []
+    /// The writers of the entries: one for each run of changes by the same writer. An entry
     /// dropped for the bounds leaves its writer here, so the indices stay valid.
     private(set) var writers: [Origin] = []
+    private(set) var count = 0
     /// About how many bytes the entries would take in the domain's file.
     private(set) var bytes = 0
 
-    var count: Int { recorded.count }
+    /// Every entry, oldest first.
+    var recorded: FlattenSequence<[[Recorded]]> { chunks.joined() }
 
     mutating func append(id: Int64, time: Date, key: String, change: JournalEntry.Change, origin: Origin) {
         if writers.isEmpty || writers[writers.count - 1] != origin { writers.append(origin) }
         bytes += ChangeJournal.approximateBytes(key: key, change: change)
-        recorded.append(Recorded(id: id, time: time, key: key, change: change, writer: writers.count - 1))
+        let entry = Recorded(id: id, time: time, key: key, change: change, writer: writers.count - 1)
+        if let last = chunks.indices.last, chunks[last].count < Self.chunkSize {
+            chunks[last].append(entry)
+        } else {
+            var chunk: [Recorded] = []
+            chunk.reserveCapacity(Self.chunkSize)
+            chunk.append(entry)
+            chunks.append(chunk)
+        }
+        count += 1
     }
 
     /// Drops the oldest entries past what a compaction would keep: changes that outrun the disk
     /// hold no more than that in memory (the values they replaced, above all).
     mutating func keep(within bounds: JournalBounds) {
-        guard recorded.count > bounds.compactionEntries || bytes > bounds.maximumBytes else { return }
-        var dropped = max(0, recorded.count - bounds.maximumEntries)
-        for entry in recorded[..<dropped] { bytes -= ChangeJournal.approximateBytes(key: entry.key, change: entry.change) }
-        while bytes > bounds.maximumBytes, dropped < recorded.count - 1 {
-            bytes -= ChangeJournal.approximateBytes(key: recorded[dropped].key, change: recorded[dropped].change)
-            dropped += 1
+        guard count > bounds.compactionEntries || bytes > bounds.maximumBytes else { return }
+        var dropping = max(0, count - bounds.maximumEntries)
+        var remainingBytes = bytes
+        for entry in recorded.prefix(dropping) { remainingBytes -= ChangeJournal.approximateBytes(key: entry.key, change: entry.change) }
+        for entry in recorded.dropFirst(dropping) where remainingBytes > bounds.maximumBytes && dropping < count - 1 {
+            remainingBytes -= ChangeJournal.approximateBytes(key: entry.key, change: entry.change)
+            dropping += 1
         }
-        recorded.removeFirst(dropped)
+        self = Self.from(Array(recorded.dropFirst(dropping)), writers: writers)
     }
 
     /// How many of the entries, from the first, have ids up to `generation`.
@@ -53,18 +72,20 @@ struct PendingEntries: Sendable {
 
     /// The first `count` entries, and the rest; both share the writers.
     func split(at count: Int) -> (first: PendingEntries, rest: PendingEntries) {
-        var first = PendingEntries(), rest = PendingEntries()
-        first.recorded = Array(recorded[..<count])
-        rest.recorded = Array(recorded[count...])
-        first.writers = writers
-        rest.writers = writers
-        for entry in rest.recorded { rest.bytes += ChangeJournal.approximateBytes(key: entry.key, change: entry.change) }
-        first.bytes = bytes - rest.bytes
-        return (first, rest)
+        (Self.from(Array(recorded.prefix(count)), writers: writers), Self.from(Array(recorded.dropFirst(count)), writers: writers))
     }
 
     /// The entries whole, oldest first.
     func entries(of domain: DomainName) -> [JournalEntry] {
         recorded.map { JournalEntry(id: $0.id, time: $0.time, domain: domain, key: $0.key, change: $0.change, origin: writers[$0.writer]) }
+    }
+
+    private static func from(_ entries: [Recorded], writers: [Origin]) -> PendingEntries {
+        var list = PendingEntries()
+        list.writers = writers
+        list.count = entries.count
+        list.chunks = stride(from: 0, to: entries.count, by: chunkSize).map { Array(entries[$0..<min($0 + chunkSize, entries.count)]) }
+        for entry in entries { list.bytes += ChangeJournal.approximateBytes(key: entry.key, change: entry.change) }
+        return list
     }
 }
