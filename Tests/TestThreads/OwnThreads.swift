@@ -11,7 +11,7 @@ import Testing
 /// in milliseconds. Under this trait a test blocks only its own threads, so no test can starve
 /// another, whatever it calls.
 ///
-/// Every suite carries it (`EveryTestRunsOnItsOwnThreadsTests` holds each file to that):
+/// Every suite carries it (`OwnThreadsTests.everySuiteCarriesTheTrait` holds each file to that):
 ///
 /// ```swift
 /// @Suite(.ownThreads) struct StoreTests { … }
