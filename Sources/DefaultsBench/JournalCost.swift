@@ -107,7 +107,7 @@ extension DefaultsBench {
         let client = try LineSocket(path: socket)
         _ = try client.request(JSON.requestLine(.history, ["domain": "com.bench.journal-burst-0-0", "limit": 1]))
         let file = storage + "/.defaultsd-journal/com.bench.journal-burst-0-0.journal"
-        cost.bytesPerBurst = (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? -1
+        cost.bytesPerBurst = try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int
         return cost
     }
 

@@ -283,10 +283,6 @@ public final class SettingsServer: Sendable {
         """
     }
 
-    /// Writes a file in the daemon's runtime folder, which must be trusted as the socket's is
-    /// (``SocketTrust``): made here with mode 0700 when missing, and otherwise the user's or
-    /// root's, writable by no one else. The temporary file has a random name and is created new
-    /// (`O_EXCL`), never through a link (`O_NOFOLLOW`), then renamed over the old one.
     /// Makes the folder of `path` (mode 700) where it is missing, and refuses one that another
     /// user could change: the files written there hold the launch token.
     private static func makePrivateFolder(of path: String) throws {
@@ -294,6 +290,10 @@ public final class SettingsServer: Sendable {
         try SocketTrust.checkDirectory(ofSocket: path)
     }
 
+    /// Writes a file in the daemon's runtime folder, which must be trusted as the socket's is
+    /// (``SocketTrust``): made here with mode 0700 when missing, and otherwise the user's or
+    /// root's, writable by no one else. The temporary file has a random name and is created new
+    /// (`O_EXCL`), never through a link (`O_NOFOLLOW`), then renamed over the old one.
     private func writePrivateFile(_ path: String, _ contents: String) throws {
         try Self.makePrivateFolder(of: path)
         let temporary = path + ".tmp-" + SystemText.hex((0..<8).map { _ in UInt8.random(in: 0...255) })

@@ -54,6 +54,16 @@ import Testing
         var few = Self.filled(Array(repeating: "defaults", count: 6))
         few.keep(within: bounds)
         #expect(few.count == 6)
+        // Past the byte bound, the oldest go until the rest is within it.
+        var large = Self.filled(Array(repeating: "defaults", count: 5))
+        let each = large.bytes / 5
+        large.keep(within: JournalBounds(maximumEntries: 100, maximumAge: 86_400, maximumBytes: 2 * each))
+        #expect(large.entries(of: Self.domain).map(\.id) == [4, 5])
+        #expect(large.bytes == 2 * each)
+        // The newest entry stays, even past the byte bound alone.
+        var one = Self.filled(["defaults", "defaults"])
+        one.keep(within: JournalBounds(maximumEntries: 100, maximumAge: 86_400, maximumBytes: 1))
+        #expect(one.entries(of: Self.domain).map(\.id) == [2])
     }
 
     @Test("a split by generation gives the durable entries and the rest, each whole with its writers")

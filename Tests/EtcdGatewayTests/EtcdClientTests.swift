@@ -53,9 +53,7 @@ import Testing
     static let message = #"{"result":{"header":{"revision":"10"},"events":[{"kv":{"key":"a2V5","mod_revision":"10","value":"dHJ1ZQ=="}}]}}"#
 
     /// A request timeout no busy test run reaches, since what these tests test is what the
-    /// answers hold (the timeouts are `EtcdDeadlineTests`'). Under the whole test run, blocking
-    /// tests can hold Swift's few concurrency threads for tens of seconds, and a deadline's timer
-    /// may then be resumed before the answer that came in time.
+    /// answers hold (the timeouts are `EtcdDeadlineTests`').
     static let requestTimeout = TimeAmount.seconds(300)
 
     /// The client of these tests, for the canned gateway `server`.

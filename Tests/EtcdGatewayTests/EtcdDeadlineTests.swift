@@ -33,8 +33,8 @@ import Testing
 
     static let requestTimeout = TimeAmount.milliseconds(200)
     /// Only a call that would wait for ever reaches it. The proof that the deadline ended a call
-    /// is its error, which names the request timeout: elapsed time is not asserted, since under
-    /// the whole test run blocking tests can hold Swift's few concurrency threads for seconds.
+    /// is its error, which names the request timeout: elapsed time is not asserted, since the
+    /// whole test run on two cores can delay any step by seconds.
     static let guardLimit = Duration.seconds(60)
 
     static func client(_ endpoints: [String], on group: EventLoopGroup) throws -> EtcdClient {

@@ -34,7 +34,7 @@ struct PendingEntries: Sendable {
     private(set) var bytes = 0
 
     /// Every entry, oldest first.
-    var recorded: FlattenSequence<[[Recorded]]> { chunks.joined() }
+    private var recorded: FlattenSequence<[[Recorded]]> { chunks.joined() }
 
     mutating func append(id: Int64, time: Date, key: String, change: JournalEntry.Change, origin: Origin) {
         if writers.isEmpty || writers[writers.count - 1] != origin { writers.append(origin) }
@@ -55,14 +55,16 @@ struct PendingEntries: Sendable {
     /// hold no more than that in memory (the values they replaced, above all).
     mutating func keep(within bounds: JournalBounds) {
         guard count > bounds.compactionEntries || bytes > bounds.maximumBytes else { return }
-        var dropping = max(0, count - bounds.maximumEntries)
-        var remainingBytes = bytes
-        for entry in recorded.prefix(dropping) { remainingBytes -= ChangeJournal.approximateBytes(key: entry.key, change: entry.change) }
-        for entry in recorded.dropFirst(dropping) where remainingBytes > bounds.maximumBytes && dropping < count - 1 {
-            remainingBytes -= ChangeJournal.approximateBytes(key: entry.key, change: entry.change)
-            dropping += 1
+        let all = Array(recorded)
+        // The oldest past the entry bound, then more of the oldest while the rest is past the
+        // byte bound; the newest entry always stays.
+        var dropped = max(0, all.count - bounds.maximumEntries)
+        var remaining = bytes - all[..<dropped].reduce(0) { $0 + Self.approximateBytes($1) }
+        while remaining > bounds.maximumBytes, dropped < all.count - 1 {
+            remaining -= Self.approximateBytes(all[dropped])
+            dropped += 1
         }
-        self = Self.from(Array(recorded.dropFirst(dropping)), writers: writers)
+        self = Self.from(Array(all[dropped...]), writers: writers)
     }
 
     /// How many of the entries, from the first, have ids up to `generation`.
@@ -85,7 +87,11 @@ struct PendingEntries: Sendable {
         list.writers = writers
         list.count = entries.count
         list.chunks = stride(from: 0, to: entries.count, by: chunkSize).map { Array(entries[$0..<min($0 + chunkSize, entries.count)]) }
-        for entry in entries { list.bytes += ChangeJournal.approximateBytes(key: entry.key, change: entry.change) }
+        list.bytes = entries.reduce(0) { $0 + approximateBytes($1) }
         return list
+    }
+
+    private static func approximateBytes(_ entry: Recorded) -> Int {
+        ChangeJournal.approximateBytes(key: entry.key, change: entry.change)
     }
 }
