@@ -25,21 +25,20 @@ enum DaemonAssembly {
         let writeBehind = WriteBehind(
             eventLoop: loop, source: table, writer: writer, coalesceDelay: configuration.coalesceDelay,
             maximumCoalesceDelay: configuration.maximumCoalesceDelay, logger: logger)
+        let journal = changeJournalThread.map { thread in
+            ChangeJournal(
+                eventLoop: loop, stateDirectory: configuration.effectiveStateDirectory, thread: thread,
+                configuration: configuration.journal, isSecure: { [bundles] domain, key in bundles.isSecure(key, in: domain) },
+                logger: logger)
+        }
+        if let journal { table.didWrite = { [journal] written in journal.domainsWritten(written) } }
         let store = DefaultsStore(
-            table: table, files: files, writeBehind: writeBehind, notifier: notifier, check: bundles,
+            table: table, files: files, writeBehind: writeBehind, notifier: notifier, check: bundles, journal: journal,
             maximumDomainBytes: configuration.maximumDomainBytes, logger: logger)
         if configuration.roaming.isEnabled, let roamingJournalThread {
             store.roaming = RoamingState(
                 eventLoop: loop, configuration: configuration.roaming, files: files, journalWriter: roamingJournalThread,
                 writeBehind: writeBehind, logger: logger)
-        }
-        if let changeJournalThread {
-            let journal = ChangeJournal(
-                eventLoop: loop, stateDirectory: configuration.effectiveStateDirectory, thread: changeJournalThread,
-                configuration: configuration.journal, logger: logger)
-            journal.isSecure = { [bundles] domain, key in bundles.isSecure(key, in: domain) }
-            table.didWrite = { [journal] written in journal.domainsWritten(written) }
-            store.journal = journal
         }
         let outside = managedFiles.map { managedFiles in
             OutsideChanges(

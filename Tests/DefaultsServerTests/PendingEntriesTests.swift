@@ -43,6 +43,23 @@ import Testing
         #expect(pending.bytes == Self.bytes(entries))
     }
 
+    @Test("a writer equal to the last one is the same run, though its strings are other copies; a writer that differs in one field starts a run")
+    func writerComparedByValue() {
+        var pending = PendingEntries()
+        var first = Self.writer("defaults")
+        first.executable = String(decoding: Array("/usr/bin/defaults".utf8), as: UTF8.self)
+        // Equal, but its executable's path is another string storage: not the same bytes.
+        var equal = Self.writer("defaults")
+        equal.executable = "/usr/bin/" + String(decoding: Array("defaults".utf8), as: UTF8.self)
+        var otherClient = equal
+        otherClient.client = "Preferences"
+        for (index, origin) in [first, first, equal, otherClient, otherClient].enumerated() {
+            pending.append(id: Int64(index + 1), time: Self.time, key: "k", change: .values(old: nil, new: .integer(1)), origin: origin)
+        }
+        #expect(pending.writers == [first, otherClient])
+        #expect(pending.entries(of: Self.domain).map(\.origin) == [first, first, first, otherClient, otherClient])
+    }
+
     @Test("past the point of compaction the oldest are dropped down to the bound, and the byte count follows")
     func boundsHeld() {
         var pending = Self.filled(Array(repeating: "defaults", count: 7))

@@ -25,15 +25,11 @@ final class ChangeJournal {
     private let logger: Logger
     private(set) var configuration: JournalConfiguration
     /// Whether a key's values are secret (a Settings bundle's `IsSecure` text field): such a
-    /// change is recorded without its values.
-    var isSecure: (DomainName, String) -> Bool = { _, _ in false }
-    /// Recorded, not yet handed to the journal thread, in the order they were recorded; but for
-    /// the list of ``current``.
-    private var pending: [DomainName: PendingEntries] = [:]
-    /// The list of the domain recorded last, out of ``pending``: a burst of changes to one
-    /// domain is appended to it without hashing the domain's name at each change. It goes
-    /// back into ``pending`` before anything else reads that (``settle()``).
-    private var current: (domain: DomainName, entries: PendingEntries)?
+    /// change is recorded without its values. Fixed at construction, as the journal's other
+    /// collaborators are, so that recording reads it without holding a reference of its own.
+    private let isSecure: (DomainName, String) -> Bool
+    /// Recorded, not yet handed to the journal thread, in the order they were recorded.
+    private var recorded: RecordedChanges
     /// Each domain's generation durable on disk, as the write-behind reported it: the entries up
     /// to it may be written.
     private var durable: [DomainName: Int64] = [:]
@@ -52,11 +48,16 @@ final class ChangeJournal {
     /// Domains whose journal could not be written, logged once each until a write succeeds.
     private var failing: Set<DomainName> = []
 
-    init(eventLoop: EventLoop, stateDirectory: String, thread: NIOThreadPool, configuration: JournalConfiguration, logger: Logger) {
+    init(
+        eventLoop: EventLoop, stateDirectory: String, thread: NIOThreadPool, configuration: JournalConfiguration,
+        isSecure: @escaping (DomainName, String) -> Bool, logger: Logger
+    ) {
         self.eventLoop = eventLoop
         self.files = JournalFiles(stateDirectory: stateDirectory)
         self.thread = thread
         self.configuration = configuration
+        self.isSecure = isSecure
+        self.recorded = RecordedChanges(bounds: configuration.bounds)
         self.logger = logger
     }
 
@@ -64,6 +65,7 @@ final class ChangeJournal {
     func reconfigure(_ configuration: JournalConfiguration) {
         eventLoop.preconditionInEventLoop()
         self.configuration = configuration
+        recorded.bounds = configuration.bounds
     }
 
     func records(_ domain: DomainName) -> Bool { configuration.records(domain) }
@@ -87,39 +89,7 @@ final class ChangeJournal {
     /// Records the changes `effective` made to its domain, with what the keys held `before`.
     func record(_ effective: Changeset, before: Before, generation: Int64, origin: Origin) {
         eventLoop.preconditionInEventLoop()
-        if current?.domain != effective.domain {
-            settle()
-            current = (effective.domain, pending.removeValue(forKey: effective.domain) ?? PendingEntries())
-        }
-        // Appended in place, no copy of the list, in one access to it.
-        Self.append(
-            effective, before: before, generation: generation, time: Self.now(), origin: origin, isSecure: isSecure,
-            bounds: configuration.bounds, to: &current!.entries)
-    }
-
-    /// One entry per changed key, appended to `entries`.
-    private static func append(
-        _ effective: Changeset, before: Before, generation: Int64, time: Date, origin: Origin,
-        isSecure: (DomainName, String) -> Bool, bounds: JournalBounds, to entries: inout PendingEntries
-    ) {
-        if let (key, new) = effective.onlyChange {
-            let change: JournalEntry.Change = isSecure(effective.domain, key) ? .secure : .values(old: before[key], new: new)
-            entries.append(id: generation, time: time, key: key, change: change, origin: origin)
-        } else {
-            // One change's keys in a stable order, as its event lists them.
-            for (key, new) in effective.sorted(by: { $0.key < $1.key }) {
-                let change: JournalEntry.Change = isSecure(effective.domain, key) ? .secure : .values(old: before[key], new: new)
-                entries.append(id: generation, time: time, key: key, change: change, origin: origin)
-            }
-        }
-        entries.keep(within: bounds)
-    }
-
-    /// Puts the list of ``current`` back into ``pending``.
-    private func settle() {
-        guard let current else { return }
-        pending[current.domain] = current.entries
-        self.current = nil
+        recorded.record(effective, before: before, generation: generation, time: Self.now(), origin: origin, isSecure: isSecure)
     }
 
     /// About what an entry takes in its file: its values' encoded sizes (a string's and data's
@@ -160,8 +130,7 @@ final class ChangeJournal {
     /// them go to the journal thread at the next hand-over.
     func domainsWritten(_ generations: [DomainName: Int64]) {
         eventLoop.preconditionInEventLoop()
-        settle()
-        for (domain, generation) in generations where pending[domain] != nil {
+        for (domain, generation) in generations where recorded.has(domain) {
             durable[domain] = max(durable[domain] ?? 0, generation)
         }
         guard handOver == nil, !durable.isEmpty else { return }
@@ -188,23 +157,13 @@ final class ChangeJournal {
             writeAgain = true
             return
         }
-        settle()
         let waiting = waitingForNextBatch
         waitingForNextBatch = []
         var entries: [DomainName: PendingEntries] = [:]
         for (domain, generation) in durable {
-            guard let recorded = pending[domain] else { continue }
-            let count = recorded.count(upTo: generation)
-            guard count > 0 else { continue }
-            if count == recorded.count {
-                // The list itself, not a copy of its entries.
-                entries[domain] = recorded
-                pending[domain] = nil
-            } else {
-                (entries[domain], pending[domain]) = recorded.split(at: count)
-            }
+            entries[domain] = recorded.take(domain, upTo: generation)
         }
-        durable = durable.filter { pending[$0.key] != nil }
+        durable = durable.filter { recorded.has($0.key) }
         guard !entries.isEmpty else {
             for promise in waiting { promise.succeed() }
             return
@@ -260,11 +219,10 @@ final class ChangeJournal {
             return eventLoop.makeFailedFuture(Self.notKept(domain))
         }
         guard configuration.isEnabled else { return eventLoop.makeFailedFuture(Self.notKept(nil)) }
-        settle()
         let files = self.files
         let bounds = configuration.bounds
         let excluded = configuration.excludedDomains
-        let unwritten = query.domain.map { domain in pending[domain].map { [domain: $0] } ?? [:] } ?? pending
+        let unwritten = recorded.waiting(in: query.domain)
         // A read holds files' worth of entries for a moment.
         trimWhenQuiet()
         return thread.runIfActive(eventLoop: eventLoop) {

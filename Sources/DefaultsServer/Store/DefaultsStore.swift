@@ -44,14 +44,15 @@ final class DefaultsStore {
     var roaming: RoamingState?
     /// The change journal, when the daemon keeps one: every effective change of a journaled
     /// domain is recorded there, with the values it replaced.
-    var journal: ChangeJournal?
+    let journal: ChangeJournal?
 
     /// The store and its collaborators, all on `eventLoop`: the table of domains, the
     /// write-behind that snapshots it, the notifier, the managed preferences and the Settings
     /// bundles' check that every changeset passes.
     init(
         table: DomainTable, files: DomainFiles, writeBehind: WriteBehind, notifier: Notifier,
-        managed: ManagedPreferences = ManagedPreferences(), check: ChangesetCheck?, maximumDomainBytes: Int, logger: Logger
+        managed: ManagedPreferences = ManagedPreferences(), check: ChangesetCheck?, journal: ChangeJournal? = nil,
+        maximumDomainBytes: Int, logger: Logger
     ) {
         self.eventLoop = table.eventLoop
         self.table = table
@@ -60,6 +61,7 @@ final class DefaultsStore {
         self.notifier = notifier
         self.managed = managed
         self.checks = [managed] + (check.map { [$0] } ?? [])
+        self.journal = journal
         self.maximumDomainBytes = maximumDomainBytes
         self.logger = logger
     }
@@ -215,13 +217,13 @@ final class DefaultsStore {
             if changeset.domain.isCurrentHost, files.hostID == nil { throw MachineID.refusal(writing: changeset.domain) }
             for check in checks { if let refusal = check.check(changeset) { throw refusal } }
         }
-        let before = journal?.records(changeset.domain) == true ? table[index].valuesBefore(changeset) : nil
+        let before = journal?.records(changeset.domain) == true ? table[index].valuesBefore(changeset, change) : nil
         let effective = table[index].commit(changeset, change)
         guard !effective.isEmpty else { return table[index].generation }
         table[index].generation += 1
         let generation = table[index].generation
         writeBehind.markDirty(changeset.domain)
-        if let before { journal?.record(effective, before: before, generation: generation, origin: origin) }
+        if let journal, let before { journal.record(effective, before: before, generation: generation, origin: origin) }
         notifier.publish(effective, generation: generation, origin: origin)
         if let roaming, origin.source != .roaming, roaming.roams(changeset.domain) { roaming.recordLocal(effective, in: self) }
         return generation

@@ -68,9 +68,10 @@ struct DomainState {
         return PreparedChange(newSize: newSize, newFileBytes: newFileBytes, changesNothing: changesNothing, index: index)
     }
 
-    /// What the keys of `changeset` hold now, for the change journal.
-    func valuesBefore(_ changeset: Changeset) -> ChangeJournal.Before {
-        if let (key, _) = changeset.onlyChange { return .one(values[key]) }
+    /// What the keys of `changeset` hold now, for the change journal. A single change's value
+    /// is read at the place ``prepare(_:)`` found, without hashing its key again.
+    func valuesBefore(_ changeset: Changeset, _ change: PreparedChange) -> ChangeJournal.Before {
+        if changeset.onlyChange != nil { return .one(change.index.map { values.values[$0] }) }
         var found: [String: PlistValue] = [:]
         changeset.forEachChange { key, _ in found[key] = values[key] }
         return .many(found)
