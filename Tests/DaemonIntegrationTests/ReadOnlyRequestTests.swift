@@ -15,7 +15,7 @@ import Testing
         #expect(try client.request(#"{"op":"set","domain":"com.example.kept","key":"k","value":1}"#) == #"{"ok":true,"generation":1}"#)
         #expect(try client.request(#"{"op":"synchronize"}"#) == #"{"ok":true}"#)
         // The change journal's folder comes with its first batch, up to a second after a flush.
-        let before = daemon.storageListing().filter { $0 != ".defaultsd-journal" }
+        let before = daemon.storageListingWithoutJournal()
         let ledger = daemon.statePath + "/.defaultsd-generations.plist"
         let ledgerBefore = FileManager.default.contents(atPath: ledger)
 
@@ -28,7 +28,7 @@ import Testing
         // A write elsewhere makes the daemon write its ledger: it holds the domain written, and no other.
         #expect(try client.request(#"{"op":"set","domain":"com.example.kept","key":"k","value":2}"#) == #"{"ok":true,"generation":2}"#)
         #expect(try client.request(#"{"op":"synchronize"}"#) == #"{"ok":true}"#)
-        #expect(daemon.storageListing().filter { $0 != ".defaultsd-journal" } == before)
+        #expect(daemon.storageListingWithoutJournal() == before)
         let written = try PropertyListFile.decode(try #require(FileManager.default.contents(atPath: ledger)))
         #expect(Set(written.keys) == ["com.example.kept"])
         #expect((FileManager.default.contents(atPath: ledger)?.count ?? 0) <= (ledgerBefore?.count ?? 0) + 16)

@@ -70,7 +70,7 @@ import Testing
         #expect(try daemon.storedValues("com.example.sync") == ["warpFactor": 7])
         #expect(try daemon.storedValues("NSGlobalDomain") == ["AppleLocale": "en_GB"])
         // The change journal's folder comes with its first batch, up to a second after the flush (ChangeJournalTests).
-        #expect(daemon.storageListing().filter { $0 != ".defaultsd-journal" } == [".GlobalPreferences.plist", ".defaultsd-generations.plist", "ByHost", "com.example.sync.plist"])
+        #expect(daemon.storageListingWithoutJournal() == [".GlobalPreferences.plist", ".defaultsd-generations.plist", "ByHost", "com.example.sync.plist"])
         let attributes = try FileManager.default.attributesOfItem(atPath: daemon.storagePath + "/com.example.sync.plist")
         #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
         let directory = try FileManager.default.attributesOfItem(atPath: daemon.storagePath)
@@ -91,7 +91,7 @@ import Testing
         #expect(try client.request(#"{"op":"deleteDomain","domain":"com.a"}"#) == #"{"ok":true,"existed":false,"generation":4}"#)
         try client.request(#"{"op":"synchronize"}"#)
         #expect(try client.request(#"{"op":"domains"}"#) == #"{"ok":true,"domains":["com.b"]}"#)
-        #expect(daemon.storageListing().filter { $0 != ".defaultsd-journal" } == [".defaultsd-generations.plist", "ByHost", "com.b.plist"])
+        #expect(daemon.storageListingWithoutJournal() == [".defaultsd-generations.plist", "ByHost", "com.b.plist"])
     }
 
     @Test func registerAndLookupFollowTheSearchList() throws {

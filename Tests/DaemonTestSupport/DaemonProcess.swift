@@ -187,6 +187,16 @@ public final class DaemonProcess: @unchecked Sendable {
         ((try? FileManager.default.contentsOfDirectory(atPath: storagePath)) ?? []).sorted()
     }
 
+    /// The change journal's folder in the daemon's state folder (docs/ADMINISTRATION.md).
+    public var journalPath: String { statePath + "/" + Self.journalFolder }
+    public static let journalFolder = ".defaultsd-journal"
+
+    /// ``storageListing()`` without the change journal's folder, which a daemon whose state
+    /// folder is its storage folder (as in most tests) keeps there beside the domains' files.
+    public func storageListingWithoutJournal() -> [String] {
+        storageListing().filter { $0 != Self.journalFolder }
+    }
+
     /// Whether this instance removes the directory when released (false for one reusing another's).
     public var ownsDirectory = true
 

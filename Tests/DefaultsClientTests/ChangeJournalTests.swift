@@ -24,7 +24,7 @@ struct ChangeJournalTests {
     }
 
     static func journalPath(_ daemon: DaemonProcess, _ domain: String = domain) -> String {
-        daemon.statePath + "/.defaultsd-journal/" + domain + ".journal"
+        daemon.journalPath + "/" + domain + ".journal"
     }
 
     /// Writers that are each a real process: `defaults`, a Swift client (the BridgeControl
@@ -202,7 +202,7 @@ struct ChangeJournalTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try #"{ "journal": { "maximumBytesPerDomain": 33554432 } }"#.write(toFile: directory + "/defaultsd.json", atomically: true, encoding: .utf8)
         let daemon = try DaemonProcess(arguments: ["--config", directory + "/defaultsd.json"])
-        let journal = daemon.statePath + "/.defaultsd-journal"
+        let journal = daemon.journalPath
         try FileManager.default.createDirectory(atPath: journal, withIntermediateDirectories: true)
         // 14,000 entries of a 1 KiB value: past the entry bound, so the next write compacts it.
         let value = String(repeating: "x", count: 1024)

@@ -350,7 +350,7 @@ final class StoreFixture {
         #expect(kept.count == 1)
         #expect(try String(contentsOfFile: fixture.directory + "/" + kept[0], encoding: .utf8) == "<plist><dict><key>torn")
         // The domain's next write replaces it, without waiting for it to be read.
-        try fixture.onLoop { store in try store.apply(Changeset(domain: other, changes: ["fresh": 1]), origin: .file) }
+        _ = try fixture.onLoop { store in try store.apply(Changeset(domain: other, changes: ["fresh": 1]), origin: .file) }
         try fixture.onLoop { store in store.synchronize() }
         #expect(try PropertyListFile.decode(Data(contentsOf: URL(fileURLWithPath: settled))) == ["fresh": 1])
     }
