@@ -96,6 +96,7 @@ public final class DefaultsDaemon: Sendable {
     /// Checks the storage directory and starts listening, on `listeningSocket` when one was passed
     /// in (socket activation), else on the configured path. Throws a readable error if either fails.
     public func start(listeningSocket: Int32? = nil) async throws -> Listening {
+        JournalMemory.keepLargeBuffersMapped()
         writer.start()
         scanner.start()
         journalThread.start()

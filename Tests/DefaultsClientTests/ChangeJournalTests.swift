@@ -193,6 +193,40 @@ struct ChangeJournalTests {
         #expect(entries.last?.change == .values(old: .string(String(repeating: "z", count: 60_000) + "395"), new: .string(String(repeating: "z", count: 60_000) + "399")))
     }
 
+    /// Two bursts of 10,000 changes: once the journal has written them and been quiet, the
+    /// daemon's anonymous memory is back within 1 MiB of what it was before. The journal's
+    /// batches are megabytes of text, which glibc, left to itself, would keep in the arena from
+    /// then on (`JournalMemory.keepLargeBuffersMapped`).
+    @Test func memoryIsGivenBackAfterBursts() throws {
+        let daemon = try DaemonProcess()
+        let writer = try daemon.connect()
+        _ = try writer.request(#"{"op":"ping"}"#)
+        let baseline = daemon.anonymousResidentKiB()
+        for round in 0..<2 {
+            var lines = ""
+            for i in 0..<10_000 {
+                lines += #"{"op":"set","domain":"com.example.given-back","key":"k\#(i % 50)","value":\#(round * 10_000 + i)}"# + "\n"
+            }
+            try writer.send(bytes: Array(lines.utf8))
+            for _ in 0..<10_000 {
+                #expect(try writer.nextLine(hasPrefix: Array(#"{"ok":true"#.utf8), timeout: 30))
+            }
+        }
+        _ = try writer.request(#"{"op":"synchronize"}"#)
+        // The journal takes the entries a second after their changes are durable, and gives
+        // its memory back a second after it is quiet: the growth is read until it is within
+        // the bound, for at most 20 s.
+        let deadline = Date().addingTimeInterval(20)
+        var growth = daemon.anonymousResidentKiB() - baseline
+        while growth >= 1024, Date() < deadline {
+            usleep(100_000)
+            growth = daemon.anonymousResidentKiB() - baseline
+        }
+        #expect(growth < 1024, "the daemon holds \(growth) KiB more than before the bursts")
+        let entries = try Self.history(daemon, #"{"op":"history","domain":"com.example.given-back","limit":1}"#)
+        #expect(entries.map(\.change) == [.values(old: .integer(19_949), new: .integer(19_999))])
+    }
+
     /// A compaction of a 15 MB journal runs on the journal thread: while it reads and rewrites
     /// the file (seconds, in a debug build), the daemon answers every other request within 0.5 s.
     @Test func compactionNeverHoldsARequest() async throws {

@@ -322,6 +322,18 @@ enum JournalMemory {
     static let quietDelay: TimeAmount = .seconds(1)
 
     static func giveBack() { _ = malloc_trim(0) }
+
+    /// The size from which glibc gives a buffer a mapping of its own, returned to the kernel
+    /// when it is freed: glibc's default, held fixed (``keepLargeBuffersMapped()``).
+    static let mappedBufferBytes: Int32 = 128 << 10
+
+    /// Holds glibc's mmap threshold at its default, once, before the daemon's threads start.
+    /// Left to itself glibc raises the threshold to the size of each large mapped buffer freed
+    /// (a journal batch's encoding takes megabytes), and from then on carves such buffers from
+    /// the arena, whose top `malloc_trim` does not give back for a thread's arena: a daemon that
+    /// had written one batch stayed 2 MiB larger for good. Buffers this large are few (a batch
+    /// a second at most), so a mapping each costs nothing measurable.
+    static func keepLargeBuffersMapped() { _ = mallopt(M_MMAP_THRESHOLD, mappedBufferBytes) }
 }
 
 /// What `history` asks for.
