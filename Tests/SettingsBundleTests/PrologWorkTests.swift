@@ -5,7 +5,7 @@ import Testing
 
 /// The XML prolog scan does work linear in its text: prolog items of every kind repeated n and
 /// 8n times cost at most about 8 times as much, counted in bytes examined, and a bundle page made
-/// of 240 KB of them is read in well under a second.
+/// of 240 KB of them is read at once.
 @Suite(.ownThreads) struct PrologWorkTests {
     /// Texts whose prolog repeats one item `count` times, each shape one a quadratic scan would
     /// choke on: bare `<!>`, DOCTYPEs whose `[` is never closed, unterminated comments after many
@@ -39,7 +39,10 @@ import Testing
         try bundle.write("en.lproj/Root.strings", text: String(repeating: "<!>", count: 80_000))
         let started = ContinuousClock.now
         let loaded = try SettingsBundle.load(at: bundle.url)
-        #expect(ContinuousClock.now - started < .seconds(1))
+        // A scan quadratic in the items would examine some 10 GB here, minutes in a debug build;
+        // a linear one takes a fraction of a second, and up to about one while other tests load
+        // the machine. The work itself is counted in `workGrowsLinearly`.
+        #expect(ContinuousClock.now - started < .seconds(5))
         #expect(loaded.diagnostics.contains { $0.code == .plistUnparseable })
     }
 }
