@@ -57,7 +57,7 @@ extension DefaultsBench {
         let server: Server
         let socket: String
         let storage: String
-        let configuration: String
+        let configurationFile: String
 
         static func configuration(journal: Bool) -> String {
             #"{ "settingsBundleDirectories": [], "journal.enabled": \#(journal) }"#
@@ -66,7 +66,7 @@ extension DefaultsBench {
         /// Reloads the daemon with the journal on or off, and waits until it answers so:
         /// `history` is refused with `no_journal` while the journal is off.
         func reload(journal: Bool) throws {
-            try Self.configuration(journal: journal).write(toFile: configuration, atomically: true, encoding: .utf8)
+            try Self.configuration(journal: journal).write(toFile: configurationFile, atomically: true, encoding: .utf8)
             kill(server.process.processIdentifier, SIGHUP)
             let client = try LineSocket(path: socket)
             let deadline = LineSocket.now() + 10
@@ -84,7 +84,7 @@ extension DefaultsBench {
             let socket = directory + "/\(name).sock", storage = directory + "/\(name)-storage"
             let server = try Server.start(
                 binary, ["--config", configuration, "--socket", socket, "--storage-dir", storage], readyWhen: "start-up settled")
-            return JournalDaemon(server: server, socket: socket, storage: storage, configuration: configuration)
+            return JournalDaemon(server: server, socket: socket, storage: storage, configurationFile: configuration)
         }
         let daemons = [try start("journal-a"), try start("journal-b")]
         defer { for daemon in daemons { daemon.server.stop() } }

@@ -1,7 +1,7 @@
 // Functions of glibc that Swift's Glibc module does not import, because glibc declares them only
-// under _GNU_SOURCE or in <malloc.h>, which it does not include: declared here as glibc does, and linked from the C library itself, in a
-// static executable too (where looking them up at run time with dlsym finds nothing). Nothing in
-// this folder is compiled.
+// under _GNU_SOURCE or in <malloc.h>, which it does not include: declared here as glibc does, and
+// linked from the C library itself, in a static executable too (where looking them up at run
+// time with dlsym finds nothing). Nothing in this folder is compiled.
 #include <stddef.h>
 
 // Linux's renameat2 (glibc 2.28): RENAME_EXCHANGE swaps two paths, RENAME_NOREPLACE refuses an

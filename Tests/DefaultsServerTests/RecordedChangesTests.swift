@@ -20,14 +20,16 @@ import Testing
 
     static func record(
         _ recorded: inout RecordedChanges, _ changeset: Changeset, before: ChangeJournal.Before, generation: Int64,
-        secure: Set<String> = []
+        secure: Set<String> = [], bounds: JournalBounds = RecordedChangesTests.bounds
     ) {
-        recorded.record(changeset, before: before, generation: generation, time: time, origin: writer) { _, key in secure.contains(key) }
+        recorded.record(
+            changeset, before: before, generation: generation, time: time, origin: writer, isSecure: { _, key in secure.contains(key) },
+            bounds: bounds)
     }
 
     @Test("changes to two domains in turn are each domain's, in order, with their old values; a secure key has no values")
     func domainsInTurn() {
-        var recorded = RecordedChanges(bounds: Self.bounds)
+        var recorded = RecordedChanges()
         var one = Changeset(domain: Self.alpha)
         one.set("size", to: .integer(2))
         Self.record(&recorded, one, before: .one(.integer(1)), generation: 1)
@@ -52,7 +54,7 @@ import Testing
 
     @Test("the entries up to a durable generation are taken, the rest wait; a domain with none left is no longer waiting")
     func takenByGeneration() {
-        var recorded = RecordedChanges(bounds: Self.bounds)
+        var recorded = RecordedChanges()
         for generation in 1...5 {
             var change = Changeset(domain: Self.alpha)
             change.set("n", to: .integer(Int64(generation)))
@@ -69,11 +71,12 @@ import Testing
 
     @Test("a domain's list is held within the bounds as it grows")
     func boundsHeld() {
-        var recorded = RecordedChanges(bounds: JournalBounds(maximumEntries: 4, maximumAge: 86_400, maximumBytes: 1 << 20))
+        var recorded = RecordedChanges()
+        let bounds = JournalBounds(maximumEntries: 4, maximumAge: 86_400, maximumBytes: 1 << 20)
         for generation in 1...7 {
             var change = Changeset(domain: Self.alpha)
             change.set("n", to: .integer(Int64(generation)))
-            Self.record(&recorded, change, before: .one(nil), generation: Int64(generation))
+            Self.record(&recorded, change, before: .one(nil), generation: Int64(generation), bounds: bounds)
         }
         // Past the point of compaction (6 entries), the oldest go down to the bound.
         #expect(recorded.waiting(in: Self.alpha)[Self.alpha]?.entries(of: Self.alpha).map(\.id) == [4, 5, 6, 7])

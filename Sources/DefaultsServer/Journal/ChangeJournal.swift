@@ -29,7 +29,7 @@ final class ChangeJournal {
     /// collaborators are, so that recording reads it without holding a reference of its own.
     private let isSecure: (DomainName, String) -> Bool
     /// Recorded, not yet handed to the journal thread, in the order they were recorded.
-    private var recorded: RecordedChanges
+    private var recorded = RecordedChanges()
     /// Each domain's generation durable on disk, as the write-behind reported it: the entries up
     /// to it may be written.
     private var durable: [DomainName: Int64] = [:]
@@ -57,7 +57,6 @@ final class ChangeJournal {
         self.thread = thread
         self.configuration = configuration
         self.isSecure = isSecure
-        self.recorded = RecordedChanges(bounds: configuration.bounds)
         self.logger = logger
     }
 
@@ -65,7 +64,6 @@ final class ChangeJournal {
     func reconfigure(_ configuration: JournalConfiguration) {
         eventLoop.preconditionInEventLoop()
         self.configuration = configuration
-        recorded.bounds = configuration.bounds
     }
 
     func records(_ domain: DomainName) -> Bool { configuration.records(domain) }
@@ -89,7 +87,9 @@ final class ChangeJournal {
     /// Records the changes `effective` made to its domain, with what the keys held `before`.
     func record(_ effective: Changeset, before: Before, generation: Int64, origin: Origin) {
         eventLoop.preconditionInEventLoop()
-        recorded.record(effective, before: before, generation: generation, time: Self.now(), origin: origin, isSecure: isSecure)
+        recorded.record(
+            effective, before: before, generation: generation, time: Self.now(), origin: origin, isSecure: isSecure,
+            bounds: configuration.bounds)
     }
 
     /// About what an entry takes in its file: its values' encoded sizes (a string's and data's
@@ -327,7 +327,7 @@ enum JournalMemory {
     /// when it is freed: glibc's default, held fixed (``keepLargeBuffersMapped()``).
     static let mappedBufferBytes: Int32 = 128 << 10
 
-    /// Holds glibc's mmap threshold at its default, once, before the daemon's threads start.
+    /// Holds glibc's mmap threshold at its default, once, as the daemon starts.
     /// Left to itself glibc raises the threshold to the size of each large mapped buffer freed
     /// (a journal batch's encoding takes megabytes), and from then on carves such buffers from
     /// the arena, whose top `malloc_trim` does not give back for a thread's arena: a daemon that

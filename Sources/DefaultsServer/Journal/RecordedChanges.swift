@@ -2,27 +2,24 @@ import DefaultsCore
 import FoundationEssentials
 
 /// The journal's entries recorded on the loop and not yet handed to the journal thread, each
-/// domain's in a ``PendingEntries`` list, with the bounds they are kept within. It is one value so that recording a change is one access to the journal's state
-/// (each access to a class's stored property is checked for exclusivity at run time), and the
-/// list of the domain recorded last is held out of the dictionary, so that a burst of changes to
-/// one domain is appended without hashing the domain's name at each change.
+/// domain's in a ``PendingEntries`` list. It is one value so that recording a change is one
+/// access to the journal's state (each access to a class's stored property is checked for
+/// exclusivity at run time), and the list of the domain recorded last is held out of the
+/// dictionary, so that a burst of changes to one domain is appended without hashing the
+/// domain's name at each change.
 ///
 /// Owned by the ``ChangeJournal`` on the loop.
 struct RecordedChanges {
     /// Every domain's list, but that of ``current`` while it is out (``settle()``).
     private var lists: [DomainName: PendingEntries] = [:]
     private var current: (domain: DomainName, entries: PendingEntries)?
-    var bounds: JournalBounds
-
-    init(bounds: JournalBounds) {
-        self.bounds = bounds
-    }
 
     /// Records one entry per key `effective` changed in its domain, with what the key held
-    /// `before`; a key `isSecure` says is secret is recorded without its values.
+    /// `before`; a key `isSecure` says is secret is recorded without its values. The domain's
+    /// list is then held within `bounds`.
     mutating func record(
         _ effective: Changeset, before: ChangeJournal.Before, generation: Int64, time: Date, origin: Origin,
-        isSecure: (DomainName, String) -> Bool
+        isSecure: (DomainName, String) -> Bool, bounds: JournalBounds
     ) {
         if current?.domain != effective.domain {
             settle()
