@@ -77,13 +77,35 @@ import Testing
         large.keep(within: JournalBounds(maximumEntries: 100, maximumAge: 86_400, maximumBytes: 2 * each))
         #expect(large.entries(of: Self.domain).map(\.id) == [4, 5])
         #expect(large.bytes == 2 * each)
+        // Within half as many bytes again as the bound, nothing is dropped.
+        var within = Self.filled(Array(repeating: "defaults", count: 5))
+        within.keep(within: JournalBounds(maximumEntries: 100, maximumAge: 86_400, maximumBytes: 4 * each))
+        #expect(within.count == 5)
         // The newest entry stays, even past the byte bound alone.
         var one = Self.filled(["defaults", "defaults"])
         one.keep(within: JournalBounds(maximumEntries: 100, maximumAge: 86_400, maximumBytes: 1))
         #expect(one.entries(of: Self.domain).map(\.id) == [2])
     }
 
-    @Test("a split by generation gives the durable entries and the rest, each whole with its writers")
+    @Test("changes that keep outrunning the byte bound are cut back in batches, a third at least each time, not one per change")
+    func cutsInBatches() {
+        var pending = PendingEntries()
+        let each = ChangeJournal.approximateBytes(key: "k", change: .values(old: nil, new: .integer(1)))
+        let bounds = JournalBounds(maximumEntries: 1000, maximumAge: 86_400, maximumBytes: 30 * each)
+        var cuts = 0
+        for id in 1...300 {
+            let before = pending.count
+            pending.append(id: Int64(id), time: Self.time, key: "k", change: .values(old: nil, new: .integer(1)), origin: Self.writer("defaults"))
+            pending.keep(within: bounds)
+            if pending.count <= before { cuts += 1 }
+            #expect(pending.bytes <= 45 * each)
+        }
+        // Cut from 46 entries to 30 each time: once per 16 changes after the first 45.
+        #expect(cuts == (300 - 45) / 16 + 1)
+        #expect(pending.entries(of: Self.domain).last?.id == 300)
+    }
+
+    @Test("a split by generation gives the durable entries and the rest, each whole with its own writers")
     func split() {
         let pending = Self.filled(["defaults", "firefox", "firefox", "defaults", "gsettings"])
         let count = pending.count(upTo: 3)
@@ -92,6 +114,9 @@ import Testing
         #expect(first.entries(of: Self.domain) == Array(pending.entries(of: Self.domain)[..<3]))
         #expect(rest.entries(of: Self.domain) == Array(pending.entries(of: Self.domain)[3...]))
         #expect(rest.entries(of: Self.domain).map(\.origin.command) == ["defaults", "gsettings"])
+        // Each half keeps only its own writers: a list cut back holds no writer of a dropped entry.
+        #expect(first.writers.map(\.command) == ["defaults", "firefox"])
+        #expect(rest.writers.map(\.command) == ["defaults", "gsettings"])
         #expect(first.bytes + rest.bytes == pending.bytes)
         #expect(rest.bytes == Self.bytes(rest.entries(of: Self.domain)))
     }

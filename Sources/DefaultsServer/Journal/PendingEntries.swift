@@ -14,20 +14,21 @@ import FoundationEssentials
 /// Owned by the ``ChangeJournal`` on the loop; a list handed over, or read by `history`, is a
 /// value the journal thread then reads alone.
 struct PendingEntries: Sendable {
-    /// One key's change, its writer an index into ``writers``.
+    /// One key's change, its writer an index into ``writers``. 80 bytes: the index is an
+    /// `Int32` and comes last, in the change's padding.
     struct Recorded: Sendable {
         var id: Int64
         var time: Date
         var key: String
         var change: JournalEntry.Change
-        var writer: Int
+        var writer: Int32
     }
 
     static let chunkSize = 1024
 
     private var chunks: [[Recorded]] = []
-    /// The writers of the entries: one for each run of changes by the same writer. An entry
-    /// dropped for the bounds leaves its writer here, so the indices stay valid.
+    /// The writers of the entries: one for each run of changes by the same writer. A list cut
+    /// back or split keeps only the writers of its own entries.
     private(set) var writers: [Origin] = []
     private(set) var count = 0
     /// About how many bytes the entries would take in the domain's file.
@@ -37,9 +38,9 @@ struct PendingEntries: Sendable {
     private var recorded: FlattenSequence<[[Recorded]]> { chunks.joined() }
 
     mutating func append(id: Int64, time: Date, key: String, change: JournalEntry.Change, origin: Origin) {
-        if writers.isEmpty || writers[writers.count - 1] != origin { writers.append(origin) }
+        if !continuesRun(of: origin) { writers.append(origin) }
         bytes += ChangeJournal.approximateBytes(key: key, change: change)
-        let entry = Recorded(id: id, time: time, key: key, change: change, writer: writers.count - 1)
+        let entry = Recorded(id: id, time: time, key: key, change: change, writer: Int32(writers.count - 1))
         if let last = chunks.indices.last, chunks[last].count < Self.chunkSize {
             chunks[last].append(entry)
         } else {
@@ -51,10 +52,19 @@ struct PendingEntries: Sendable {
         count += 1
     }
 
+    /// Whether `origin` wrote the last entry. Compared in place: an element read out of the array
+    /// is a copy, which retains each of the writer's strings, at every change.
+    private func continuesRun(of origin: Origin) -> Bool {
+        writers.withUnsafeBufferPointer { $0.count > 0 && $0[$0.count - 1] == origin }
+    }
+
     /// Drops the oldest entries past what a compaction would keep: changes that outrun the disk
-    /// hold no more than that in memory (the values they replaced, above all).
+    /// hold no more than that in memory (the values they replaced, above all). As with a
+    /// compaction, the entries are cut back once they are half as many again as the bounds
+    /// keep, or take half as many bytes again: each cut drops a third of them at least, so
+    /// that a burst pays for one pass over the list per that many changes, never one per change.
     mutating func keep(within bounds: JournalBounds) {
-        guard count > bounds.compactionEntries || bytes > bounds.maximumBytes else { return }
+        guard count > bounds.compactionEntries || bytes > bounds.maximumBytes + bounds.maximumBytes / 2 else { return }
         let all = Array(recorded)
         // The oldest past the entry bound, then more of the oldest while the rest is past the
         // byte bound; the newest entry always stays.
@@ -72,19 +82,30 @@ struct PendingEntries: Sendable {
         recorded.prefix { $0.id <= generation }.count
     }
 
-    /// The first `count` entries, and the rest; both share the writers.
+    /// The first `count` entries, and the rest, each with its writers.
     func split(at count: Int) -> (first: PendingEntries, rest: PendingEntries) {
         (Self.from(Array(recorded.prefix(count)), writers: writers), Self.from(Array(recorded.dropFirst(count)), writers: writers))
     }
 
     /// The entries whole, oldest first.
     func entries(of domain: DomainName) -> [JournalEntry] {
-        recorded.map { JournalEntry(id: $0.id, time: $0.time, domain: domain, key: $0.key, change: $0.change, origin: writers[$0.writer]) }
+        recorded.map { JournalEntry(id: $0.id, time: $0.time, domain: domain, key: $0.key, change: $0.change, origin: writers[Int($0.writer)]) }
     }
 
+    /// A list of `entries`, whose writers are indices into `writers`, with only the writers
+    /// they name: those of entries dropped or split off go with them.
     private static func from(_ entries: [Recorded], writers: [Origin]) -> PendingEntries {
         var list = PendingEntries()
-        list.writers = writers
+        var entries = entries
+        var previous: Int32 = -1
+        for index in entries.indices {
+            // Each run's index is larger than the last one's.
+            if entries[index].writer != previous {
+                previous = entries[index].writer
+                list.writers.append(writers[Int(previous)])
+            }
+            entries[index].writer = Int32(list.writers.count - 1)
+        }
         list.count = entries.count
         list.chunks = stride(from: 0, to: entries.count, by: chunkSize).map { Array(entries[$0..<min($0 + chunkSize, entries.count)]) }
         list.bytes = entries.reduce(0) { $0 + approximateBytes($1) }
