@@ -30,6 +30,10 @@ struct PendingEntries: Sendable {
     /// The writers of the entries: one for each run of changes by the same writer. A list cut
     /// back or split keeps only the writers of its own entries.
     private(set) var writers: [Origin] = []
+    /// The last of ``writers``, kept beside it so that each change's writer is compared with it
+    /// in place: an element read out of the array is a copy, which retains each of the writer's
+    /// strings and releases them again, at every change. Unused while ``writers`` is empty.
+    private var lastWriter = Origin.file
     private(set) var count = 0
     /// About how many bytes the entries would take in the domain's file.
     private(set) var bytes = 0
@@ -38,7 +42,10 @@ struct PendingEntries: Sendable {
     private var recorded: FlattenSequence<[[Recorded]]> { chunks.joined() }
 
     mutating func append(id: Int64, time: Date, key: String, change: JournalEntry.Change, origin: Origin) {
-        if !continuesRun(of: origin) { writers.append(origin) }
+        if writers.isEmpty || lastWriter != origin {
+            writers.append(origin)
+            lastWriter = origin
+        }
         bytes += ChangeJournal.approximateBytes(key: key, change: change)
         let entry = Recorded(id: id, time: time, key: key, change: change, writer: Int32(writers.count - 1))
         if let last = chunks.indices.last, chunks[last].count < Self.chunkSize {
@@ -50,12 +57,6 @@ struct PendingEntries: Sendable {
             chunks.append(chunk)
         }
         count += 1
-    }
-
-    /// Whether `origin` wrote the last entry. Compared in place: an element read out of the array
-    /// is a copy, which retains each of the writer's strings, at every change.
-    private func continuesRun(of origin: Origin) -> Bool {
-        writers.withUnsafeBufferPointer { $0.count > 0 && $0[$0.count - 1] == origin }
     }
 
     /// Drops the oldest entries past what a compaction would keep: changes that outrun the disk
@@ -106,6 +107,7 @@ struct PendingEntries: Sendable {
             }
             entries[index].writer = Int32(list.writers.count - 1)
         }
+        if let last = list.writers.last { list.lastWriter = last }
         list.count = entries.count
         list.chunks = stride(from: 0, to: entries.count, by: chunkSize).map { Array(entries[$0..<min($0 + chunkSize, entries.count)]) }
         list.bytes = entries.reduce(0) { $0 + approximateBytes($1) }

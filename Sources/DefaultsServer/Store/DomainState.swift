@@ -71,7 +71,8 @@ struct DomainState {
     /// What the keys of `changeset` hold now, for the change journal. A single change's value
     /// is read at the place ``prepare(_:)`` found, without hashing its key again.
     func valuesBefore(_ changeset: Changeset, _ change: PreparedChange) -> ChangeJournal.Before {
-        if changeset.onlyChange != nil { return .one(change.index.map { values.values[$0] }) }
+        // `count`, not `onlyChange`: that would copy the change's key and value only to drop them.
+        if changeset.count == 1 { return .one(change.index.map { values.values[$0] }) }
         var found: [String: PlistValue] = [:]
         changeset.forEachChange { key, _ in found[key] = values[key] }
         return .many(found)

@@ -36,8 +36,10 @@ final class DomainTable: SnapshotSource {
 
     typealias Index = Dictionary<DomainName, DomainState>.Index
 
+    /// A domain's state, read and changed in place: a getter would copy it (its values'
+    /// storage retained and released) at every read of one of its fields.
     subscript(index: Index) -> DomainState {
-        get { states.values[index] }
+        _read { yield states.values[index] }
         _modify { yield &states.values[index] }
     }
 
