@@ -20,7 +20,7 @@ import Testing
         var pending = PendingEntries()
         for (index, command) in writers.enumerated() {
             pending.append(
-                id: Int64(index + 1), time: time, key: "k\(index)", change: .values(old: nil, new: .integer(Int64(index))),
+                id: Int64(index + 1), time: time, key: "k\(index)", old: nil, new: .integer(Int64(index)), isSecure: false,
                 origin: writer(command))
         }
         return pending
@@ -54,7 +54,7 @@ import Testing
         var otherClient = equal
         otherClient.client = "Preferences"
         for (index, origin) in [first, first, equal, otherClient, otherClient].enumerated() {
-            pending.append(id: Int64(index + 1), time: Self.time, key: "k", change: .values(old: nil, new: .integer(1)), origin: origin)
+            pending.append(id: Int64(index + 1), time: Self.time, key: "k", old: nil, new: .integer(1), isSecure: false, origin: origin)
         }
         #expect(pending.writers == [first, otherClient])
         #expect(pending.entries(of: Self.domain).map(\.origin) == [first, first, first, otherClient, otherClient])
@@ -95,7 +95,7 @@ import Testing
         var cuts = 0
         for id in 1...300 {
             let before = pending.count
-            pending.append(id: Int64(id), time: Self.time, key: "k", change: .values(old: nil, new: .integer(1)), origin: Self.writer("defaults"))
+            pending.append(id: Int64(id), time: Self.time, key: "k", old: nil, new: .integer(1), isSecure: false, origin: Self.writer("defaults"))
             pending.keep(within: bounds)
             if pending.count <= before { cuts += 1 }
             #expect(pending.bytes <= 45 * each)

@@ -95,6 +95,12 @@ final class ChangeJournal {
     /// About what an entry takes in its file: its values' encoded sizes (a string's and data's
     /// by their length, not a scan), and 256 bytes for the rest.
     static func approximateBytes(key: String, change: JournalEntry.Change) -> Int {
+        guard case .values(let old, let new) = change else { return 256 }
+        return approximateBytes(key: key, old: old, new: new)
+    }
+
+    /// ``approximateBytes(key:change:)`` of an entry with these values.
+    static func approximateBytes(key: String, old: PlistValue?, new: PlistValue?) -> Int {
         func size(_ value: PlistValue?) -> Int {
             switch value {
             case nil: 0
@@ -104,7 +110,6 @@ final class ChangeJournal {
             default: 32
             }
         }
-        guard case .values(let old, let new) = change else { return 256 }
         return 256 + key.utf8.count + size(old) + size(new)
     }
 

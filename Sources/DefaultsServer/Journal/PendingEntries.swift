@@ -41,12 +41,25 @@ struct PendingEntries: Sendable {
     /// Every entry, oldest first.
     private var recorded: FlattenSequence<[[Recorded]]> { chunks.joined() }
 
-    mutating func append(id: Int64, time: Date, key: String, change: JournalEntry.Change, origin: Origin) {
+    /// Appends one key's change: what it held and holds now, or for a key whose values are secret
+    /// (`isSecure`) only that it changed. The values come apart, not as a
+    /// ``JournalEntry/Change``, so that their size is read from them where they are: taking them
+    /// out of a change copies each, at every change.
+    mutating func append(
+        id: Int64, time: Date, key: String, old: PlistValue?, new: PlistValue?, isSecure: Bool, origin: Origin
+    ) {
         if writers.isEmpty || lastWriter != origin {
             writers.append(origin)
             lastWriter = origin
         }
-        bytes += ChangeJournal.approximateBytes(key: key, change: change)
+        let change: JournalEntry.Change
+        if isSecure {
+            change = .secure
+            bytes += ChangeJournal.approximateBytes(key: key, change: .secure)
+        } else {
+            change = .values(old: old, new: new)
+            bytes += ChangeJournal.approximateBytes(key: key, old: old, new: new)
+        }
         let entry = Recorded(id: id, time: time, key: key, change: change, writer: Int32(writers.count - 1))
         if let last = chunks.indices.last, chunks[last].count < Self.chunkSize {
             chunks[last].append(entry)

@@ -27,13 +27,13 @@ struct RecordedChanges {
         }
         let domain = effective.domain
         if let (key, new) = effective.onlyChange {
-            let change: JournalEntry.Change = isSecure(domain, key) ? .secure : .values(old: before[key], new: new)
-            current!.entries.append(id: generation, time: time, key: key, change: change, origin: origin)
+            current!.entries.append(
+                id: generation, time: time, key: key, old: before[key], new: new, isSecure: isSecure(domain, key), origin: origin)
         } else {
             // One change's keys in a stable order, as its event lists them.
             for (key, new) in effective.sorted(by: { $0.key < $1.key }) {
-                let change: JournalEntry.Change = isSecure(domain, key) ? .secure : .values(old: before[key], new: new)
-                current!.entries.append(id: generation, time: time, key: key, change: change, origin: origin)
+                current!.entries.append(
+                    id: generation, time: time, key: key, old: before[key], new: new, isSecure: isSecure(domain, key), origin: origin)
             }
         }
         current!.entries.keep(within: bounds)
