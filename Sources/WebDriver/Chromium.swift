@@ -198,8 +198,14 @@ public final class Chromium: @unchecked Sendable {
 
     public static let enterKey = "\u{E007}"
 
+    /// How long a wait for the page lasts before it fails: a bound, not a pause (a wait returns
+    /// as soon as its condition holds). `make test` runs the browser beside tests that load both
+    /// CPUs for seconds (roaming under faults, bursts of 10,000 changes), and in such a moment a
+    /// wait of 5 s for an edit to reach the daemon has run out.
+    public static let defaultWait: Double = 15
+
     /// Waits until `condition` (a script returning a boolean) is true; throws after `timeout`.
-    public func wait(until condition: String, timeout: Double = 5, _ what: String = "") async throws {
+    public func wait(until condition: String, timeout: Double = Chromium.defaultWait, _ what: String = "") async throws {
         let deadline = Date(timeIntervalSinceNow: timeout)
         while true {
             if try await run(condition) as? Bool == true { return }

@@ -52,9 +52,10 @@ struct SettingsBrowserTests {
             try daemon.storedValues(domain)?[key]
         }
 
-        /// Waits until the daemon holds `expected` for `key` (the page's write is asynchronous).
+        /// Waits until the daemon holds `expected` for `key` (the page's write is asynchronous),
+        /// for as long as the browser's own waits.
         func waitForValue(_ key: String, _ expected: PlistValue?, in domain: String = SettingsBrowserTests.bridge) async throws {
-            let deadline = Date(timeIntervalSinceNow: 5)
+            let deadline = Date(timeIntervalSinceNow: Chromium.defaultWait)
             while try value(key, in: domain) != expected {
                 guard Date() < deadline else { break }
                 try await Task.sleep(for: .milliseconds(20))
