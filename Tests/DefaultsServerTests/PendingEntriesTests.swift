@@ -105,6 +105,19 @@ import Testing
         #expect(pending.entries(of: Self.domain).last?.id == 300)
     }
 
+    @Test("a list cut back keeps only its entries' writers, and a change by its last writer, after a cut or a split, continues that writer's run")
+    func writersAfterCutAndSplit() {
+        var cut = Self.filled(["defaults", "firefox", "firefox", "gsettings", "gsettings", "gsettings", "gsettings"])
+        cut.keep(within: JournalBounds(maximumEntries: 4, maximumAge: 86_400, maximumBytes: 1 << 20))
+        #expect(cut.writers.map(\.command) == ["gsettings"])
+        cut.append(id: 8, time: Self.time, key: "k", old: nil, new: .integer(8), isSecure: false, origin: Self.writer("gsettings"))
+        #expect(cut.writers.map(\.command) == ["gsettings"])
+        var (_, rest) = Self.filled(["defaults", "firefox", "gsettings"]).split(at: 1)
+        rest.append(id: 4, time: Self.time, key: "k", old: nil, new: .integer(4), isSecure: false, origin: Self.writer("gsettings"))
+        #expect(rest.writers.map(\.command) == ["firefox", "gsettings"])
+        #expect(rest.entries(of: Self.domain).map(\.origin.command) == ["firefox", "gsettings", "gsettings"])
+    }
+
     @Test("a split by generation gives the durable entries and the rest, each whole with its own writers")
     func split() {
         let pending = Self.filled(["defaults", "firefox", "firefox", "defaults", "gsettings"])
