@@ -46,7 +46,7 @@ extension SharedDefaults {
                 return id
             }
         }
-        return DefaultsObservation { view.observers.withLock { _ = $0.changeObservers.removeValue(forKey: id) } }
+        return DefaultsObservation { view.removeObserver { $0.changeObservers.removeValue(forKey: id) } }
     }
 
     /// Calls `handler` with the value of `key` now, then with each new value, until the token is
@@ -67,6 +67,6 @@ extension SharedDefaults {
             queue.async { view.deliverInitial(current, to: id) }
             return id
         }
-        return DefaultsObservation { view.observers.withLock { _ = $0.keyObservers.removeValue(forKey: id) } }
+        return DefaultsObservation { view.removeObserver { $0.keyObservers.removeValue(forKey: id) } }
     }
 }

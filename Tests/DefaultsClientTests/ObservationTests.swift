@@ -46,6 +46,28 @@ struct ObservationTests {
         #expect(changes.items.count == 3)
     }
 
+    @Test("cancelling an observer whose handler holds the last reference to its SharedDefaults releases the instance, which cancels its own observer without a deadlock")
+    func cancellingTheObserverThatHoldsTheInstance() throws {
+        let daemon = try DaemonProcess()
+        var defaults: SharedDefaults? = SharedDefaults(configuration: configuration(daemon))
+        weak let released = defaults
+        let delivered = DispatchSemaphore(value: 0)
+        let token = defaults!.observe(key: "warpFactor") { [defaults] _ in
+            _ = defaults
+            delivered.signal()
+        }
+        #expect(delivered.wait(timeout: .now() + 10) == .success)  // the first value: the handler is idle
+        defaults = nil
+        #expect(released != nil)
+        // The handler goes with its observer; with it the instance, whose deinit cancels the
+        // observer it keeps for its notifications. The delivery queue lets go of its copy of the
+        // handler just after the call that signalled.
+        token.cancel()
+        let deadline = Date().addingTimeInterval(5)
+        while released != nil, Date() < deadline { usleep(1_000) }
+        #expect(released == nil)
+    }
+
     @Test("values(forKey:) yields the value now, then each new one, for keys with dots")
     func keyStream() async throws {
         let daemon = try DaemonProcess()

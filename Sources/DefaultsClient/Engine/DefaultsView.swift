@@ -72,6 +72,14 @@ final class DefaultsView: Sendable {
         }
         handler?(value)
     }
+
+    /// Takes an observer out of the registry and lets it go once the lock is released: its
+    /// handler may hold the last reference to objects whose deinit comes back here (a
+    /// `SharedDefaults` cancels its own observer as it goes), and would find the lock held.
+    func removeObserver<Observer>(_ remove: (inout ObserverRegistry) -> Observer?) {
+        let removed = observers.withLock { remove(&$0) }
+        withExtendedLifetime(removed) {}
+    }
 }
 
 /// Observers of one view.
