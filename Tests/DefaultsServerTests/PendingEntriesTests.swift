@@ -133,4 +133,31 @@ import Testing
         #expect(first.bytes + rest.bytes == pending.bytes)
         #expect(rest.bytes == Self.bytes(rest.entries(of: Self.domain)))
     }
+
+    @Test("entries across several chunks come back in order, and a split or a cut inside a chunk keeps each half whole and appendable")
+    func acrossChunks() {
+        let total = PendingEntries.chunkSize * 2 + 300
+        let pending = Self.filled((0..<total).map { $0 / 1000 % 2 == 0 ? "defaults" : "firefox" })
+        #expect(pending.count == total)
+        #expect(pending.entries(of: Self.domain).map(\.id) == (1...Int64(total)).map { $0 })
+        #expect(pending.writers.map(\.command) == ["defaults", "firefox", "defaults"])
+
+        // A split inside the second chunk: the rest goes on growing from where it was cut.
+        var (first, rest) = pending.split(at: PendingEntries.chunkSize + 10)
+        #expect(first.entries(of: Self.domain).map(\.id) == (1...Int64(PendingEntries.chunkSize + 10)).map { $0 })
+        rest.append(id: Int64(total + 1), time: Self.time, key: "next", old: nil, new: .bool(true), isSecure: false, origin: Self.writer("defaults"))
+        let restIDs = rest.entries(of: Self.domain).map(\.id)
+        #expect(restIDs == (Int64(PendingEntries.chunkSize + 11)...Int64(total + 1)).map { $0 })
+        #expect(rest.count == restIDs.count)
+        #expect(rest.writers.map(\.command) == ["firefox", "defaults"])
+        #expect(rest.bytes == Self.bytes(rest.entries(of: Self.domain)))
+
+        // Cut back to a bound that is not a whole number of chunks.
+        var kept = pending
+        kept.keep(within: JournalBounds(maximumEntries: 1000, maximumAge: 86_400, maximumBytes: 1 << 30))
+        #expect(kept.entries(of: Self.domain).map(\.id) == (Int64(total - 999)...Int64(total)).map { $0 })
+        kept.append(id: Int64(total + 1), time: Self.time, key: "next", old: nil, new: .bool(true), isSecure: false, origin: Self.writer("defaults"))
+        #expect(kept.count == 1001)
+        #expect(kept.entries(of: Self.domain).last?.id == Int64(total + 1))
+    }
 }

@@ -23,8 +23,8 @@ import Testing
         secure: Set<String> = [], bounds: JournalBounds = RecordedChangesTests.bounds
     ) {
         recorded.record(
-            changeset, before: before, generation: generation, time: time, origin: writer, isSecure: { _, key in secure.contains(key) },
-            bounds: bounds)
+            changeset, before: before, in: changeset.domain, generation: generation, time: time, origin: writer,
+            isSecure: { _, key in secure.contains(key) }, bounds: bounds)
     }
 
     @Test("changes to two domains in turn are each domain's, in order, with their old values; a secure key has no values")

@@ -85,10 +85,11 @@ final class ChangeJournal {
     }
 
     /// Records the changes `effective` made to its domain, with what the keys held `before`.
-    func record(_ effective: Changeset, before: Before, generation: Int64, origin: Origin) {
+    /// `domain` is the changeset's domain as the store holds it (``DomainTable/domain(at:)``).
+    func record(_ effective: Changeset, before: consuming Before, in domain: DomainName, generation: Int64, origin: Origin) {
         eventLoop.preconditionInEventLoop()
         recorded.record(
-            effective, before: before, generation: generation, time: Self.now(), origin: origin, isSecure: isSecure,
+            effective, before: before, in: domain, generation: generation, time: Self.now(), origin: origin, isSecure: isSecure,
             bounds: configuration.bounds)
     }
 
@@ -101,7 +102,7 @@ final class ChangeJournal {
 
     /// ``approximateBytes(key:change:)`` of an entry with these values.
     static func approximateBytes(key: String, old: PlistValue?, new: PlistValue?) -> Int {
-        func size(_ value: PlistValue?) -> Int {
+        @inline(__always) func size(_ value: PlistValue?) -> Int {
             switch value {
             case nil: 0
             case .string(let text)?: text.utf8.count + 2

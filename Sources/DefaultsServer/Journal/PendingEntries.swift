@@ -26,7 +26,10 @@ struct PendingEntries: Sendable {
 
     static let chunkSize = 1024
 
+    /// The chunks filled, oldest first, and the one being filled (``tail``), held apart so that
+    /// an append changes one array, not an array inside another.
     private var chunks: [[Recorded]] = []
+    private var tail: [Recorded] = []
     /// The writers of the entries: one for each run of changes by the same writer. A list cut
     /// back or split keeps only the writers of its own entries.
     private(set) var writers: [Origin] = []
@@ -39,7 +42,7 @@ struct PendingEntries: Sendable {
     private(set) var bytes = 0
 
     /// Every entry, oldest first.
-    private var recorded: FlattenSequence<[[Recorded]]> { chunks.joined() }
+    private var recorded: FlattenSequence<[[Recorded]]> { (chunks + [tail]).joined() }
 
     /// Appends one key's change: what it held and holds now, or for a key whose values are secret
     /// (`isSecure`) only that it changed. The values come apart, not as a
@@ -60,15 +63,12 @@ struct PendingEntries: Sendable {
             change = .values(old: old, new: new)
             bytes += ChangeJournal.approximateBytes(key: key, old: old, new: new)
         }
-        let entry = Recorded(id: id, time: time, key: key, change: change, writer: Int32(writers.count - 1))
-        if let last = chunks.indices.last, chunks[last].count < Self.chunkSize {
-            chunks[last].append(entry)
-        } else {
-            var chunk: [Recorded] = []
-            chunk.reserveCapacity(Self.chunkSize)
-            chunk.append(entry)
-            chunks.append(chunk)
+        if tail.count == Self.chunkSize {
+            chunks.append(tail)
+            tail = []
         }
+        if tail.capacity < Self.chunkSize { tail.reserveCapacity(Self.chunkSize) }
+        tail.append(Recorded(id: id, time: time, key: key, change: change, writer: Int32(writers.count - 1)))
         count += 1
     }
 
@@ -77,8 +77,12 @@ struct PendingEntries: Sendable {
     /// compaction, the entries are cut back once they are half as many again as the bounds
     /// keep, or take half as many bytes again: each cut drops a third of them at least, so
     /// that a burst pays for one pass over the list per that many changes, never one per change.
-    mutating func keep(within bounds: JournalBounds) {
+    @inline(__always) mutating func keep(within bounds: JournalBounds) {
         guard count > bounds.compactionEntries || bytes > bounds.maximumBytes + bounds.maximumBytes / 2 else { return }
+        cutBack(within: bounds)
+    }
+
+    private mutating func cutBack(within bounds: JournalBounds) {
         let all = Array(recorded)
         // The oldest past the entry bound, then more of the oldest while the rest is past the
         // byte bound; the newest entry always stays.
@@ -123,6 +127,7 @@ struct PendingEntries: Sendable {
         if let last = list.writers.last { list.lastWriter = last }
         list.count = entries.count
         list.chunks = stride(from: 0, to: entries.count, by: chunkSize).map { Array(entries[$0..<min($0 + chunkSize, entries.count)]) }
+        list.tail = list.chunks.popLast() ?? []
         list.bytes = entries.reduce(0) { $0 + approximateBytes($1) }
         return list
     }

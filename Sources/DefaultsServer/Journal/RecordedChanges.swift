@@ -10,38 +10,46 @@ import FoundationEssentials
 ///
 /// Owned by the ``ChangeJournal`` on the loop.
 struct RecordedChanges {
-    /// Every domain's list, but that of ``current`` while it is out (``settle()``).
+    /// Every domain's list, but that of ``currentDomain`` while it is out (``settle()``).
     private var lists: [DomainName: PendingEntries] = [:]
-    private var current: (domain: DomainName, entries: PendingEntries)?
+    /// The domain recorded last, as the store holds its name (``DomainTable/domain(at:)``), so
+    /// that the next change's domain is compared with it by storage; its list is
+    /// ``currentEntries``, empty while there is none.
+    private var currentDomain: DomainName?
+    private var currentEntries = PendingEntries()
 
-    /// Records one entry per key `effective` changed in its domain, with what the key held
-    /// `before`; a key `isSecure` says is secret is recorded without its values. The domain's
-    /// list is then held within `bounds`.
+    /// Records one entry per key `effective` changed in `domain` (its domain, as the store holds
+    /// its name), with what the key held `before`; a key `isSecure` says is secret is recorded
+    /// without its values. The domain's list is then held within `bounds`.
     mutating func record(
-        _ effective: Changeset, before: ChangeJournal.Before, generation: Int64, time: Date, origin: Origin,
-        isSecure: (DomainName, String) -> Bool, bounds: JournalBounds
+        _ effective: Changeset, before: consuming ChangeJournal.Before, in domain: DomainName, generation: Int64, time: Date,
+        origin: Origin, isSecure: (DomainName, String) -> Bool, bounds: JournalBounds
     ) {
-        if current?.domain != effective.domain {
+        if currentDomain != domain {
             settle()
-            current = (effective.domain, lists.removeValue(forKey: effective.domain) ?? PendingEntries())
+            currentEntries = lists.removeValue(forKey: domain) ?? PendingEntries()
+            currentDomain = domain
         }
-        let domain = effective.domain
-        if let (key, new) = effective.onlyChange {
-            current!.entries.append(
-                id: generation, time: time, key: key, old: before[key], new: new, isSecure: isSecure(domain, key), origin: origin)
-        } else {
+        switch consume before {
+        case .one(let old):
+            // A changeset with one change, handed over without copying its key and value out.
+            effective.forEachChange { key, new in
+                currentEntries.append(
+                    id: generation, time: time, key: key, old: old, new: new, isSecure: isSecure(domain, key), origin: origin)
+            }
+        case .many(let before):
             // One change's keys in a stable order, as its event lists them.
             for (key, new) in effective.sorted(by: { $0.key < $1.key }) {
-                current!.entries.append(
+                currentEntries.append(
                     id: generation, time: time, key: key, old: before[key], new: new, isSecure: isSecure(domain, key), origin: origin)
             }
         }
-        current!.entries.keep(within: bounds)
+        currentEntries.keep(within: bounds)
     }
 
     /// Whether any entry of `domain` waits.
     func has(_ domain: DomainName) -> Bool {
-        current?.domain == domain || lists[domain] != nil
+        currentDomain == domain || lists[domain] != nil
     }
 
     /// Takes the entries of `domain` up to `generation` (those whose changes are durable), and
@@ -68,10 +76,11 @@ struct RecordedChanges {
         return lists[domain].map { [domain: $0] } ?? [:]
     }
 
-    /// Puts the list of ``current`` back into ``lists``.
+    /// Puts the list of ``currentDomain`` back into ``lists``.
     private mutating func settle() {
-        guard let current else { return }
-        lists[current.domain] = current.entries
-        self.current = nil
+        guard let domain = currentDomain else { return }
+        lists[domain] = currentEntries
+        currentDomain = nil
+        currentEntries = PendingEntries()
     }
 }

@@ -223,7 +223,9 @@ final class DefaultsStore {
         table[index].generation += 1
         let generation = table[index].generation
         writeBehind.markDirty(changeset.domain)
-        if let journal, let before { journal.record(effective, before: before, generation: generation, origin: origin) }
+        if let journal, let before {
+            journal.record(effective, before: before, in: table.domain(at: index), generation: generation, origin: origin)
+        }
         notifier.publish(effective, generation: generation, origin: origin)
         if let roaming, origin.source != .roaming, roaming.roams(changeset.domain) { roaming.recordLocal(effective, in: self) }
         return generation

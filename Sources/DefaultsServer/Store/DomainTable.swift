@@ -36,6 +36,11 @@ final class DomainTable: SnapshotSource {
 
     typealias Index = Dictionary<DomainName, DomainState>.Index
 
+    /// The name of the domain at `index` as the table holds it: one string's storage for every
+    /// change to the domain, where each request's name is a storage of its own, so that comparing
+    /// it with a name held from an earlier change compares their storage, not their text.
+    func domain(at index: Index) -> DomainName { states.keys[index] }
+
     /// A domain's state, read and changed in place: a getter would copy it (its values'
     /// storage retained and released) at every read of one of its fields.
     subscript(index: Index) -> DomainState {
