@@ -18,12 +18,29 @@ import Testing
         let silent = Process()
         silent.executableURL = URL(fileURLWithPath: "/usr/bin/socat")
         silent.arguments = ["UNIX-LISTEN:" + socketPath, "SYSTEM:cat >/dev/null"]
+        // Not the test runner's output: a server left behind would hold it open, and the runner
+        // would wait for it to close.
+        silent.standardOutput = FileHandle.nullDevice
+        silent.standardError = FileHandle.nullDevice
         try silent.run()
-        defer { silent.terminate() }
+        defer {
+            // SIGKILL: socat inherits the test runner's blocked signals, SIGTERM among them.
+            kill(silent.processIdentifier, SIGKILL)
+            silent.waitUntilExit()
+        }
+        // The socket's file appears when socat binds it, a moment before it listens: until then a
+        // connection is refused, and is tried again. A refused one is not the one socat serves.
         let deadline = Date(timeIntervalSinceNow: 10)
-        while !FileManager.default.fileExists(atPath: socketPath) && Date() < deadline { try await Task.sleep(for: .milliseconds(10)) }
-
-        let channel = try await DaemonChannel.connect(socketPath: socketPath)
+        var connected: DaemonChannel?
+        while connected == nil {
+            do {
+                connected = try await DaemonChannel.connect(socketPath: socketPath)
+            } catch {
+                guard Date() < deadline else { throw error }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+        }
+        let channel = try #require(connected)
         await #expect(throws: DaemonChannel.TimedOut.self) {
             _ = try await channel.request(.request(.ping, [:]), timeout: .milliseconds(300))
         }
