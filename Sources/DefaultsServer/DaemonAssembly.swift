@@ -28,10 +28,12 @@ enum DaemonAssembly {
         let journal = changeJournalThread.map { thread in
             ChangeJournal(
                 eventLoop: loop, stateDirectory: configuration.effectiveStateDirectory, thread: thread,
-                configuration: configuration.journal, isSecure: { [bundles] domain, key in bundles.isSecure(key, in: domain) },
-                logger: logger)
+                configuration: configuration.journal, logger: logger)
         }
-        if let journal { table.didWrite = { [journal] written in journal.domainsWritten(written) } }
+        if let journal {
+            table.didWrite = { [journal] written in journal.domainsWritten(written) }
+            bundles.didChangeSecureKeys = { [journal] keys in journal.secureKeysChanged(keys) }
+        }
         let store = DefaultsStore(
             table: table, files: files, writeBehind: writeBehind, notifier: notifier, check: bundles, journal: journal,
             maximumDomainBytes: configuration.maximumDomainBytes, logger: logger)

@@ -112,6 +112,11 @@ public struct SettingsBundle: Sendable {
         secureKeys.contains(SuiteKey(suite: suite, key: key))
     }
 
+    /// Every key ``isSecure(_:suite:)`` holds secret in `suite` (nil: the bundle's own domain).
+    public func secureKeys(suite: DomainName?) -> Set<String> {
+        Set(secureKeys.lazy.filter { $0.suite == suite }.map(\.key))
+    }
+
     /// The first specifier (in walk order) that stores a value under `key` in `suite`.
     public func specifier(forKey key: String, suite: DomainName? = nil) -> Specifier? {
         specifiers.first { $0.storesValue && $0.key == key && $0.hasUsableDomain && $0.suite == suite }

@@ -22,9 +22,9 @@ import Testing
         _ recorded: inout RecordedChanges, _ changeset: Changeset, before: ChangeJournal.Before, generation: Int64,
         secure: Set<String> = [], bounds: JournalBounds = RecordedChangesTests.bounds
     ) {
+        if !secure.isEmpty { recorded.replaceSecureKeys(SecureKeys(byDomain: [changeset.domain.anyHost: secure])) }
         recorded.record(
-            changeset, before: before, in: changeset.domain, generation: generation, time: time, origin: writer,
-            isSecure: { _, key in secure.contains(key) }, bounds: bounds)
+            changeset, before: before, in: changeset.domain, generation: generation, time: time, origin: writer, bounds: bounds)
     }
 
     @Test("changes to two domains in turn are each domain's, in order, with their old values; a secure key has no values")
@@ -80,5 +80,31 @@ import Testing
         }
         // Past the point of compaction (6 entries), the oldest go down to the bound.
         #expect(recorded.waiting(in: Self.alpha)[Self.alpha]?.entries(of: Self.alpha).map(\.id) == [4, 5, 6, 7])
+    }
+
+    @Test("secure keys replaced while a domain is the one recorded last apply to its next change, its by-host variant's too, and stop applying once replaced again")
+    func secureKeysReplaced() {
+        var recorded = RecordedChanges()
+        func set(_ domain: DomainName, _ value: Int64, generation: Int64) {
+            var change = Changeset(domain: domain)
+            change.set("token", to: .integer(value))
+            recorded.record(
+                change, before: .one(.integer(value - 1)), in: domain, generation: generation, time: Self.time, origin: Self.writer,
+                bounds: Self.bounds)
+        }
+        set(Self.alpha, 1, generation: 1)
+        recorded.replaceSecureKeys(SecureKeys(byDomain: [Self.alpha: ["token"]]))
+        set(Self.alpha, 2, generation: 2)
+        set(Self.alpha.currentHost, 3, generation: 1)
+        set(Self.beta, 4, generation: 1)
+        set(Self.alpha, 5, generation: 3)
+        recorded.replaceSecureKeys(SecureKeys())
+        set(Self.alpha, 6, generation: 4)
+        let alpha = recorded.waiting(in: Self.alpha)[Self.alpha]!.entries(of: Self.alpha)
+        #expect(alpha.map(\.change) == [
+            .values(old: .integer(0), new: .integer(1)), .secure, .secure, .values(old: .integer(5), new: .integer(6)),
+        ])
+        #expect(recorded.waiting(in: Self.alpha.currentHost)[Self.alpha.currentHost]!.entries(of: Self.alpha.currentHost).map(\.change) == [.secure])
+        #expect(recorded.waiting(in: Self.beta)[Self.beta]!.entries(of: Self.beta).map(\.change) == [.values(old: .integer(3), new: .integer(4))])
     }
 }

@@ -24,14 +24,10 @@ final class ChangeJournal {
     private let thread: NIOThreadPool
     private let logger: Logger
     private(set) var configuration: JournalConfiguration
-    /// Whether a key's values are secret (a Settings bundle's `IsSecure` text field): such a
-    /// change is recorded without its values. Fixed at construction, as the journal's other
-    /// collaborators are, so that recording reads it without holding a reference of its own.
-    private let isSecure: (DomainName, String) -> Bool
     /// Recorded, not yet handed to the journal thread, in the order they were recorded.
     /// Unchecked for overlapping access at run time, a check that costs each change a tenth of
-    /// what recording it does: every access is on the loop, and none overlaps another, as the
-    /// one call made during one (the secure-key check) reads the Settings bundles alone.
+    /// what recording it does: every access is on the loop, and none overlaps another (none
+    /// calls out of the journal).
     @exclusivity(unchecked) private var recorded = RecordedChanges()
     /// Each domain's generation durable on disk, as the write-behind reported it: the entries up
     /// to it may be written.
@@ -53,13 +49,12 @@ final class ChangeJournal {
 
     init(
         eventLoop: EventLoop, stateDirectory: String, thread: NIOThreadPool, configuration: JournalConfiguration,
-        isSecure: @escaping (DomainName, String) -> Bool, logger: Logger
+        logger: Logger
     ) {
         self.eventLoop = eventLoop
         self.files = JournalFiles(stateDirectory: stateDirectory)
         self.thread = thread
         self.configuration = configuration
-        self.isSecure = isSecure
         self.logger = logger
     }
 
@@ -70,6 +65,13 @@ final class ChangeJournal {
     }
 
     func records(_ domain: DomainName) -> Bool { configuration.records(domain) }
+
+    /// The Settings bundles hold these keys secret from now on (``InstalledBundles/didChangeSecureKeys``):
+    /// their changes are recorded without values.
+    func secureKeysChanged(_ keys: SecureKeys) {
+        eventLoop.preconditionInEventLoop()
+        recorded.replaceSecureKeys(keys)
+    }
 
     // MARK: - Recording
 
@@ -92,7 +94,7 @@ final class ChangeJournal {
     func record(_ effective: Changeset, before: consuming Before, in domain: DomainName, generation: Int64, origin: Origin) {
         eventLoop.preconditionInEventLoop()
         recorded.record(
-            effective, before: before, in: domain, generation: generation, time: Self.now(), origin: origin, isSecure: isSecure,
+            effective, before: before, in: domain, generation: generation, time: Self.now(), origin: origin,
             bounds: configuration.bounds)
     }
 

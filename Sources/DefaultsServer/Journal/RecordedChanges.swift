@@ -17,34 +17,50 @@ struct RecordedChanges {
     /// ``currentEntries``, empty while there is none.
     private var currentDomain: DomainName?
     private var currentEntries = PendingEntries()
+    /// The keys the Settings bundles hold secret, and those of ``currentDomain``, looked up when
+    /// it became the domain recorded last and again whenever the keys are replaced.
+    private var secureKeys = SecureKeys()
+    private var currentSecureKeys: Set<String> = []
+
+    /// The keys held secret from now on: a change to one is recorded without its values.
+    mutating func replaceSecureKeys(_ keys: SecureKeys) {
+        secureKeys = keys
+        currentSecureKeys = currentDomain.map { keys.keys(of: $0) } ?? []
+    }
 
     /// Records one entry per key `effective` changed in `domain` (its domain, as the store holds
-    /// its name), with what the key held `before`; a key `isSecure` says is secret is recorded
-    /// without its values. The domain's list is then held within `bounds`.
+    /// its name), with what the key held `before`; a secure key (``replaceSecureKeys(_:)``) is
+    /// recorded without its values. The domain's list is then held within `bounds`.
     mutating func record(
         _ effective: Changeset, before: consuming ChangeJournal.Before, in domain: DomainName, generation: Int64, time: Date,
-        origin: Origin, isSecure: (DomainName, String) -> Bool, bounds: JournalBounds
+        origin: Origin, bounds: JournalBounds
     ) {
         if currentDomain != domain {
             settle()
             currentEntries = lists.removeValue(forKey: domain) ?? PendingEntries()
             currentDomain = domain
+            currentSecureKeys = secureKeys.keys(of: domain)
         }
         switch consume before {
         case .one(let old):
             // A changeset with one change, handed over without copying its key and value out.
             effective.forEachChange { key, new in
                 currentEntries.append(
-                    id: generation, time: time, key: key, old: old, new: new, isSecure: isSecure(domain, key), origin: origin)
+                    id: generation, time: time, key: key, old: old, new: new, isSecure: isSecret(key), origin: origin)
             }
         case .many(let before):
             // One change's keys in a stable order, as its event lists them.
             for (key, new) in effective.sorted(by: { $0.key < $1.key }) {
                 currentEntries.append(
-                    id: generation, time: time, key: key, old: before[key], new: new, isSecure: isSecure(domain, key), origin: origin)
+                    id: generation, time: time, key: key, old: before[key], new: new, isSecure: isSecret(key), origin: origin)
             }
         }
         currentEntries.keep(within: bounds)
+    }
+
+    /// Whether `key` of the domain recorded last is held secret.
+    private func isSecret(_ key: String) -> Bool {
+        !currentSecureKeys.isEmpty && currentSecureKeys.contains(key)
     }
 
     /// Whether any entry of `domain` waits.
@@ -82,5 +98,6 @@ struct RecordedChanges {
         lists[domain] = currentEntries
         currentDomain = nil
         currentEntries = PendingEntries()
+        currentSecureKeys = []
     }
 }

@@ -117,6 +117,11 @@ extension InstalledBundles {
             }
         }
         checksByDomain = checks
+        let secure = SecureKeys(checks)
+        if secure != secureKeys {
+            secureKeys = secure
+            didChangeSecureKeys?(secure)
+        }
         let changed = Set(result.keys).union(defaultsByDomain.keys).filter { result[$0] != defaultsByDomain[$0] }
         defaultsByDomain = result
         for domain in changed.sorted() { notifier.publishBundleDefaultsChanged(domain) }

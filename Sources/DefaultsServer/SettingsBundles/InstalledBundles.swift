@@ -40,6 +40,11 @@ final class InstalledBundles: ChangesetCheck {
     /// by (nil: the bundle's own domain). Every write is checked, so a write to a domain no bundle
     /// describes must cost one look-up, not a walk over every bundle.
     var checksByDomain: [DomainName: [(bundle: SettingsBundle, suite: DomainName?)]] = [:]
+    /// The keys the bundles hold secret, derived with ``checksByDomain``.
+    var secureKeys = SecureKeys()
+    /// Told, on the loop, of each new ``secureKeys``: the change journal, which records a secure
+    /// key's changes without their values.
+    var didChangeSecureKeys: ((SecureKeys) -> Void)?
     var scanning = false
     /// Told of every domain whose bundle defaults changed (`bundleDefaultsChanged`).
     let notifier: Notifier
@@ -176,12 +181,6 @@ final class InstalledBundles: ChangesetCheck {
     }
 
     func bundle(for domain: DomainName) -> Installed? { installed[domain] }
-
-    /// Whether a bundle shows `key` of `domain` in a secure text field (its by-host variant too).
-    func isSecure(_ key: String, in domain: DomainName) -> Bool {
-        guard !checksByDomain.isEmpty, let checks = checksByDomain[domain.anyHost] else { return false }
-        return checks.contains { $0.bundle.isSecure(key, suite: $0.suite) }
-    }
 
     /// Reads a bundle again in other languages (for `describeBundle`), on the scanner thread.
     func bundle(for domain: DomainName, languages: [String]) -> EventLoopFuture<SettingsBundle>? {
