@@ -16,11 +16,11 @@ public struct Changeset: Sendable, Hashable, Sequence {
     public typealias Element = (key: String, value: PlistValue?)
 
     public var domain: DomainName
-    private var storage: Storage
+    @usableFromInline var storage: Storage
 
     /// Most changesets hold one change (every `set` and `remove`); that one is kept without a
     /// dictionary, which would cost an allocation and a hash on the path of every write.
-    fileprivate enum Storage: Sendable {
+    @usableFromInline enum Storage: Sendable {
         case one(key: String, value: PlistValue?)
         case many([String: PlistValue?])
     }
@@ -90,8 +90,10 @@ public struct Changeset: Sendable, Hashable, Sequence {
     /// Calls `body` with each change, as `for (key, value) in changeset` does, but without
     /// building an iterator: the one change of a `set` or `remove` is handed over directly.
     /// The write path walks every changeset two or three times, and the iterator (an optional
-    /// element beside an optional dictionary iterator) would outweigh the work it walks.
-    public func forEachChange(_ body: (_ key: String, _ value: PlistValue?) throws -> Void) rethrows {
+    /// element beside an optional dictionary iterator) would outweigh the work it walks. It is
+    /// inlinable, so that each caller's closure is compiled into the caller, not called through
+    /// a context made at each change.
+    @inlinable public func forEachChange(_ body: (_ key: String, _ value: PlistValue?) throws -> Void) rethrows {
         switch storage {
         case .one(let key, let value): try body(key, value)
         case .many(let changes): for (key, value) in changes { try body(key, value) }

@@ -106,7 +106,7 @@ final class ChangeJournal {
     }
 
     /// ``approximateBytes(key:change:)`` of an entry with these values.
-    static func approximateBytes(key: String, old: PlistValue?, new: PlistValue?) -> Int {
+    @inline(__always) static func approximateBytes(key: String, old: PlistValue?, new: PlistValue?) -> Int {
         @inline(__always) func size(_ value: PlistValue?) -> Int {
             switch value {
             case nil: 0
