@@ -60,7 +60,8 @@ struct SettingsBrowserTests {
                 guard Date() < deadline else { break }
                 try await Task.sleep(for: .milliseconds(20))
             }
-            #expect(try value(key, in: domain) == expected, "\(key)")
+            let held = try value(key, in: domain)
+            #expect(held == expected, "\(key): the daemon holds \(held.map { "\($0)" } ?? "nothing")")
         }
 
         func finish() {
@@ -339,20 +340,36 @@ struct SettingsBrowserTests {
         let lefts = try await b.run("return [...new Set([...document.querySelectorAll('.plain .row > .type')].map(t => Math.round(t.getBoundingClientRect().left)))].length") as? Int
         #expect(lefts == 1)
 
+        // The page writes a key's whole value and draws its row again when the daemon tells it of
+        // the change; each step on that row waits for the drawing before the next, by marking a
+        // field drawn before it (the fields keep their ids): an edit made in a field about to be
+        // replaced is lost.
+        let mark = { (selector: String) async throws in
+            try await b.run("document.querySelector(\"\(selector)\").dataset.drawnBefore = 'yes';")
+        }
+        let drawnAgain = { (selector: String, what: String) async throws in
+            try await b.wait(
+                until: "const field = document.querySelector(\"\(selector)\"); return field !== null && field.dataset.drawnBefore === undefined",
+                what)
+        }
+
         // An element's text, its type kept: "two" → "deux", still a string; 1 stays an integer.
+        try await mark("#key-list-2-add")
         try await b.replaceText("#key-list-1-input", with: "deux" + Chromium.enterKey)
         try await changed("list", .array([.integer(1), .string("deux"), .array([.real(3.5)])]))
         // An element added to the nested array, then typed as an integer.
-        try await b.wait(until: "return document.querySelector('#key-list-2-add') !== null", "the nested array")
+        try await drawnAgain("#key-list-2-add", "the nested array")
         try await b.click("#key-list-2-add")
         try await changed("list", .array([.integer(1), .string("deux"), .array([.real(3.5), .string("")])]))
         try await b.wait(until: "return document.querySelector('#key-list-2-1-type') !== null", "the new element")
         try await b.run("const t = document.getElementById('key-list-2-1-type'); t.value = 'integer'; t.dispatchEvent(new Event('change'));")
         try await changed("list", .array([.integer(1), .string("deux"), .array([.real(3.5), .integer(0)])]))
         try await b.wait(until: "return document.querySelector('#key-list-2-1-input')?.value === '0'", "the integer element")
+        try await mark("[data-path='0'] .down")
         try await b.replaceText("#key-list-2-1-input", with: "4" + Chromium.enterKey)
         try await changed("list", .array([.integer(1), .string("deux"), .array([.real(3.5), .integer(4)])]))
         // Reordered: the first element moved down; then removed.
+        try await drawnAgain("[data-path='0'] .down", "the changed element")
         try await b.click("[data-path='0'] .down")
         try await changed("list", .array([.string("deux"), .integer(1), .array([.real(3.5), .integer(4)])]))
         try await b.wait(until: "return document.querySelector('#key-list-1-input')?.value === '1'", "the moved element")
@@ -361,20 +378,26 @@ struct SettingsBrowserTests {
 
         // The dictionary: a nested boolean switched on, an entry added and renamed, typed as a real.
         try await b.wait(until: "return document.querySelector('#key-map-0-0-input') !== null", "the nested dictionary")
+        try await mark("#key-map-add")
         try await b.click("#key-map-0-0-input")
         try await changed("map", .dictionary(["a": .dictionary(["b": .bool(true)])]))
-        try await b.wait(until: "return document.querySelector('#key-map-add') !== null", "the dictionary")
+        try await drawnAgain("#key-map-add", "the dictionary")
         try await b.click("#key-map-add")
         try await changed("map", .dictionary(["a": .dictionary(["b": .bool(true)]), "key": .string("")]))
         try await b.wait(until: "return document.querySelector('#key-map-1-key-input')?.value === 'key'", "the new entry")
+        try await mark("#key-map-1-type")
         try await b.replaceText("#key-map-1-key-input", with: "warp" + Chromium.enterKey)
         try await changed("map", .dictionary(["a": .dictionary(["b": .bool(true)]), "warp": .string("")]))
-        try await b.wait(until: "return document.querySelector('#key-map-1-type') !== null", "the renamed entry")
+        try await drawnAgain("#key-map-1-type", "the renamed entry")
+        // Typed as a real, the entry is written as the real zero.
+        try await mark("#key-map-1-input")
         try await b.run("const t = document.getElementById('key-map-1-type'); t.value = 'real'; t.dispatchEvent(new Event('change'));")
-        try await b.wait(until: "return document.querySelector('#key-map-1-input') !== null", "the real entry")
+        try await changed("map", .dictionary(["a": .dictionary(["b": .bool(true)]), "warp": .real(0)]))
+        try await drawnAgain("#key-map-1-input", "the real entry")
         try await b.replaceText("#key-map-1-input", with: "9.5" + Chromium.enterKey)
         try await changed("map", .dictionary(["a": .dictionary(["b": .bool(true)]), "warp": .real(9.5)]))
-        // A value of the wrong type is refused with the element named, and nothing changes.
+        // A value of the wrong type is refused with the element named, and nothing changes (the
+        // field a person is typing in is kept as the row is drawn again).
         try await b.replaceText("#key-map-1-input", with: "fast" + Chromium.enterKey)
         try await b.wait(until: "return document.getElementById('plain-error').textContent.includes('warp')", "the refusal")
         #expect(try value("map") == .dictionary(["a": .dictionary(["b": .bool(true)]), "warp": .real(9.5)]))

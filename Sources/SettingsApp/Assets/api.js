@@ -14,7 +14,18 @@ export async function getJSON(path) {
   return body;
 }
 
+// How many changes the page has sent. A view read before the latest of them was sent may show
+// the value before it, so it is not drawn (`unlessStale`): the change draws the view again once it
+// is answered.
+export let changesSent = 0;
+
+// Throws, for a view whose data was read while changes went out, the error `render` drops.
+export function unlessStale(changesBefore) {
+  if (changesSent !== changesBefore) throw Object.assign(new Error("a change was sent while the view was read"), { code: "stale" });
+}
+
 async function post(path, body) {
+  changesSent += 1;
   const response = await fetch(at(path), {
     method: "POST", credentials: "same-origin",
     headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),

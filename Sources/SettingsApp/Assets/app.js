@@ -29,6 +29,7 @@ async function render() {
     else content = await renderRoot(query.get("q") ?? "");
   } catch (error) {
     if (error.code === "unreachable") return;  // the status line says so; render again when it is back
+    if (error.code === "stale") return;  // a change went out while it was read; its answer renders again
     content = element("p", { class: "empty" }, error.message);
   }
   if (token !== renderToken) return;  // a newer render started while this one waited

@@ -3,7 +3,7 @@
 // any domain's history, from defaultsd's change journal, with the note beside a row of when and
 // by what its key last changed.
 
-import { change, getJSON, rowErrors } from "./api.js";
+import { change, changesSent, getJSON, rowErrors, unlessStale } from "./api.js";
 import { element, group, languageSelect, view } from "./dom.js";
 import { watch } from "./live.js";
 import { appPath, link, setHeader } from "./navigation.js";
@@ -15,7 +15,11 @@ export async function renderPlain(domain) {
   setHeader(domain, "/", words.settings);
   languageSelect.hidden = true;
   watch(false, new Set([domain]));
+  const sent = changesSent;
   const data = await getJSON(`/api/domains/${encodeURIComponent(domain)}`);
+  // The arrays and dictionaries being edited are replaced only by what the daemon held after
+  // every change the page sent: one read before a change would take the change back at the next.
+  unlessStale(sent);
   plainTrees.clear();
   const errorId = `plain-${domain}`;
   const message = element("p", { class: "error", role: "alert", id: "plain-error" }, rowErrors.get(errorId) ?? "");
