@@ -200,8 +200,8 @@ public final class Chromium: @unchecked Sendable {
 
     /// How long a wait for the page lasts before it fails: a bound, not a pause (a wait returns
     /// as soon as its condition holds). `make test` runs the browser beside tests that load both
-    /// CPUs for seconds (roaming under faults, bursts of 10,000 changes), and in such a moment a
-    /// wait of 5 s for an edit to reach the daemon has run out.
+    /// CPUs for seconds (roaming under faults, bursts of 10,000 changes), so the bound leaves
+    /// room for a page that answers slowly then.
     public static let defaultWait: Double = 15
 
     /// Waits until `condition` (a script returning a boolean) is true; throws after `timeout`.
